@@ -1,0 +1,40 @@
+#include "comm/mpi_runtime.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace llmft {
+
+void check_mpi(int code, const char* expr, const char* file, int line) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw Error(describe_call_failure(std::string("MPI error: ") + std::string(text, length), expr,
+                                    file, line));
+}
+
+MpiRuntime::MpiRuntime(int* argc, char*** argv) {
+  int provided = 0;
+  LLMFT_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  LLMFT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  LLMFT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+}
+
+MpiRuntime::~MpiRuntime() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+void MpiRuntime::abort(int code) {
+  if (size_ > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  MPI_Finalize();
+  std::exit(code);
+}
+
+}  // namespace llmft

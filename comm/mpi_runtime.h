@@ -1,0 +1,31 @@
+// MpiRuntime: MPI's lifetime for one process (MPI_Init_thread .. MPI_Finalize), the
+// world rank and size, and aborting the whole job when this rank fails.
+// Construct exactly one, first thing in main().
+#pragma once
+
+#include <string>
+
+namespace llmft {
+
+// Throws llmft::Error describing a failed MPI call.
+void check_mpi(int code, const char* expr, const char* file, int line);
+#define LLMFT_MPI_CHECK(call) ::llmft::check_mpi((call), #call, __FILE__, __LINE__)
+
+class MpiRuntime {
+ public:
+  MpiRuntime(int* argc, char*** argv);
+  ~MpiRuntime();
+  MpiRuntime(const MpiRuntime&) = delete;
+  MpiRuntime& operator=(const MpiRuntime&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Ends every rank of the job with `code` (MPI_Abort); with one rank, a plain exit.
+  [[noreturn]] void abort(int code);
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace llmft

@@ -1,0 +1,102 @@
+// Backend: the kernels and memory of one device kind (cpu, cuda), one per rank.
+//
+// Model, parallel and optim code call these hooks with Tensor views and never touch
+// the bytes themselves. Kernels may run asynchronously on the backend's stream: a call
+// returns once the work is queued, work runs in call order, and only copy_to_host and
+// synchronize() wait for it. Every hook is required unless it says "optional".
+//
+// Conventions: (N, C) shapes are row-major; a linear layer's weight is (OC, C), as in
+// torch.nn.Linear. Kernels take f32 tensors and accumulate in f32; a backend may
+// reject other dtypes with an Error until it supports them.
+//
+// Thread-safety: one Backend per rank, used from one thread.
+#pragma once
+
+#include <string>
+
+#include "core/allocator.h"
+#include "core/tensor.h"
+
+namespace llmft {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;
+  virtual DeviceMemory& memory() = 0;
+  // Sets the number of host threads kernels may use. Optional: default ignores it.
+  virtual void set_threads(int threads) { (void)threads; }
+  // Waits for all queued work.
+  virtual void synchronize() = 0;
+
+  // --- data movement ---
+  virtual void copy_to_device(Tensor dst, const void* host_src) = 0;
+  // Waits for queued work that writes `src`, then copies.
+  virtual void copy_to_host(void* host_dst, Tensor src) = 0;
+  virtual void copy(Tensor dst, Tensor src) = 0;
+  virtual void fill(Tensor t, float value) = 0;
+
+  // --- dense layers ---
+  // out(N, OC) = inp(N, C) @ weight(OC, C)^T (+ bias(OC) if defined)
+  virtual void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) = 0;
+  // dinp(N, C) = dout(N, OC) @ weight  (+= when accumulate_dinp)
+  // dweight(OC, C) += dout^T @ inp;  dbias(OC) += sum over N of dout (if defined)
+  virtual void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias,
+                               Tensor dout, Tensor inp, Tensor weight) = 0;
+
+  // --- embeddings ---
+  // out(B, T, C) = wte[tokens[b, t]] + wpe[t] (wpe optional: undefined tensor)
+  virtual void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe) = 0;
+  // dwte[tokens[b, t]] += dout[b, t];  dwpe[t] += dout[b, t] (if defined)
+  virtual void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) = 0;
+
+  // --- normalisation ---
+  // out(N, C) = (inp - mean) * rstd * weight + bias;  mean(N), rstd(N) kept for backward
+  virtual void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
+                                 Tensor bias, float eps) = 0;
+  // dinp(N, C) += d/dinp;  dweight(C) += ...;  dbias(C) += ...
+  virtual void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout,
+                                  Tensor inp, Tensor weight, Tensor mean, Tensor rstd) = 0;
+
+  // --- attention ---
+  // Causal self-attention over a packed projection qkv(B, T, (H + 2*KVH) * D) holding
+  // q heads, then k heads, then v heads; query head h reads kv head h / (H / KVH).
+  // out(B, T, H * D); lse(B, H, T) = per-row log-sum-exp of the scaled scores, the
+  // only thing kept besides qkv and out: backward recomputes the probabilities.
+  virtual void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head) = 0;
+  // dqkv(B, T, (H + 2*KVH) * D) = gradient (overwritten).
+  virtual void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
+                                  int n_head, int n_kv_head) = 0;
+
+  // --- elementwise ---
+  // GELU, tanh approximation (GPT-2's "gelu_new").
+  virtual void gelu_forward(Tensor out, Tensor inp) = 0;
+  // dinp = gelu'(inp) * dout; dinp may alias dout.
+  virtual void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) = 0;
+  // acc += x
+  virtual void add_inplace(Tensor acc, Tensor x) = 0;
+
+  // --- loss ---
+  // For each row n of logits(N, V) with targets[n] >= 0: loss_sum(1) += -log softmax[target];
+  // logits is overwritten with d(loss)/d(logits) * grad_scale, i.e.
+  // (softmax - onehot(target)) * grad_scale; rows with a negative target become zero.
+  virtual void cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targets,
+                                   float grad_scale) = 0;
+
+  // --- optimizer arithmetic ---
+  // sum_sq(1) += sum of x^2 (accumulated in f64 where the device allows).
+  virtual void sum_squares(Tensor sum_sq, Tensor x) = 0;
+  // AdamW (decoupled weight decay) on one tensor; grad is multiplied by grad_scale first.
+  // bias_correction1/2 = 1 - beta^step.
+  virtual void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
+                            float beta2, float eps, float weight_decay, float grad_scale,
+                            float bias_correction1, float bias_correction2) = 0;
+  // SGD with optional momentum buffer (undefined tensor when momentum == 0) and
+  // decoupled weight decay: p -= lr * (wd * p);  g' = grad_scale * grad;
+  // buf = momentum * buf + g';  p -= lr * buf (or lr * g' without a buffer).
+  virtual void sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr, float momentum,
+                          float weight_decay, float grad_scale) = 0;
+};
+
+}  // namespace llmft

@@ -1,0 +1,154 @@
+#include "core/cpu/cpu_backend.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/byte_size.h"
+#include "core/cpu/cpu_kernels.h"
+#include "core/error.h"
+
+namespace llmft {
+
+namespace {
+
+float* f32(const Tensor& t) {
+  if (!t.defined()) return nullptr;
+  LLMFT_REQUIRE(t.dtype == DType::f32,
+                "cpu backend: kernel expects fp32, got " << dtype_name(t.dtype));
+  return static_cast<float*>(t.data);
+}
+
+const int32_t* i32(const Tensor& t) {
+  LLMFT_REQUIRE(t.dtype == DType::i32, "cpu backend: token tensor must be i32");
+  return static_cast<const int32_t*>(t.data);
+}
+
+// Rows and width of a tensor seen as (N, last dim).
+int64_t rows(const Tensor& t) {
+  return t.numel() / t.dim(-1);
+}
+
+}  // namespace
+
+void* CpuMemory::allocate(size_t bytes) {
+  void* ptr = std::aligned_alloc(64, bytes);
+  if (ptr == nullptr) {
+    LLMFT_FAIL("cpu: the host could not provide "
+               << format_bytes(bytes) << "; lower --micro-batch or use a smaller model");
+  }
+  return ptr;
+}
+
+void CpuMemory::release(void* ptr, size_t) {
+  std::free(ptr);
+}
+
+void CpuBackend::set_threads(int threads) {
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+}
+
+void CpuBackend::copy_to_device(Tensor dst, const void* host_src) {
+  std::memcpy(dst.data, host_src, dst.bytes());
+}
+
+void CpuBackend::copy_to_host(void* host_dst, Tensor src) {
+  std::memcpy(host_dst, src.data, src.bytes());
+}
+
+void CpuBackend::copy(Tensor dst, Tensor src) {
+  LLMFT_REQUIRE(dst.bytes() == src.bytes(), "internal: copy between tensors of different sizes");
+  std::memcpy(dst.data, src.data, src.bytes());
+}
+
+void CpuBackend::fill(Tensor t, float value) {
+  cpu::fill(f32(t), value, t.numel());
+}
+
+void CpuBackend::linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) {
+  cpu::linear_forward(f32(out), f32(inp), f32(weight), f32(bias), rows(inp), inp.dim(-1),
+                      weight.dim(0));
+}
+
+void CpuBackend::linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias,
+                                 Tensor dout, Tensor inp, Tensor weight) {
+  cpu::linear_backward(f32(dinp), accumulate_dinp, f32(dweight), f32(dbias), f32(dout), f32(inp),
+                       f32(weight), rows(inp), inp.dim(-1), weight.dim(0));
+}
+
+void CpuBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe) {
+  cpu::embedding_forward(f32(out), i32(tokens), f32(wte), f32(wpe), tokens.numel(), tokens.dim(-1),
+                         wte.dim(1));
+}
+
+void CpuBackend::embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) {
+  cpu::embedding_backward(f32(dwte), f32(dwpe), f32(dout), i32(tokens), tokens.numel(),
+                          tokens.dim(-1), dwte.dim(1));
+}
+
+void CpuBackend::layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
+                                   Tensor bias, float eps) {
+  cpu::layernorm_forward(f32(out), f32(mean), f32(rstd), f32(inp), f32(weight), f32(bias),
+                         rows(inp), inp.dim(-1), eps);
+}
+
+void CpuBackend::layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout,
+                                    Tensor inp, Tensor weight, Tensor mean, Tensor rstd) {
+  cpu::layernorm_backward(f32(dinp), f32(dweight), f32(dbias), f32(dout), f32(inp), f32(weight),
+                          f32(mean), f32(rstd), rows(inp), inp.dim(-1));
+}
+
+void CpuBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head) {
+  const int64_t D = out.dim(-1) / n_head;
+  cpu::attention_forward(f32(out), f32(lse), f32(qkv), qkv.dim(0), qkv.dim(1), n_head, n_kv_head,
+                         D);
+}
+
+void CpuBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
+                                    int n_head, int n_kv_head) {
+  const int64_t D = out.dim(-1) / n_head;
+  cpu::attention_backward(f32(dqkv), f32(dout), f32(qkv), f32(out), f32(lse), qkv.dim(0),
+                          qkv.dim(1), n_head, n_kv_head, D);
+}
+
+void CpuBackend::gelu_forward(Tensor out, Tensor inp) {
+  cpu::gelu_forward(f32(out), f32(inp), inp.numel());
+}
+
+void CpuBackend::gelu_backward(Tensor dinp, Tensor inp, Tensor dout) {
+  cpu::gelu_backward(f32(dinp), f32(inp), f32(dout), inp.numel());
+}
+
+void CpuBackend::add_inplace(Tensor acc, Tensor x) {
+  cpu::add_inplace(f32(acc), f32(x), acc.numel());
+}
+
+void CpuBackend::cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targets,
+                                     float grad_scale) {
+  double sum =
+      cpu::cross_entropy_fused(f32(logits), i32(targets), rows(logits), logits.dim(-1), grad_scale);
+  *f32(loss_sum) += static_cast<float>(sum);
+}
+
+void CpuBackend::sum_squares(Tensor sum_sq, Tensor x) {
+  *f32(sum_sq) += static_cast<float>(cpu::sum_squares(f32(x), x.numel()));
+}
+
+void CpuBackend::adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
+                              float beta2, float eps, float weight_decay, float grad_scale,
+                              float bias_correction1, float bias_correction2) {
+  cpu::adamw_update(f32(param), f32(grad), f32(m), f32(v), param.numel(), lr, beta1, beta2, eps,
+                    weight_decay, grad_scale, bias_correction1, bias_correction2);
+}
+
+void CpuBackend::sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr,
+                            float momentum, float weight_decay, float grad_scale) {
+  cpu::sgd_update(f32(param), f32(grad), f32(momentum_buf), param.numel(), lr, momentum,
+                  weight_decay, grad_scale);
+}
+
+}  // namespace llmft

@@ -1,0 +1,56 @@
+// CpuBackend: the reference Backend. Device memory is host memory (64-byte aligned),
+// kernels run synchronously on the calling thread plus an OpenMP team, and matrix
+// products go to OpenBLAS. Every test runs on it; the CUDA backend must agree with it.
+#pragma once
+
+#include "core/backend.h"
+
+namespace llmft {
+
+class CpuMemory : public DeviceMemory {
+ public:
+  void* allocate(size_t bytes) override;
+  void release(void* ptr, size_t bytes) override;
+};
+
+class CpuBackend : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  DeviceMemory& memory() override { return memory_; }
+  void set_threads(int threads) override;
+  void synchronize() override {}
+
+  void copy_to_device(Tensor dst, const void* host_src) override;
+  void copy_to_host(void* host_dst, Tensor src) override;
+  void copy(Tensor dst, Tensor src) override;
+  void fill(Tensor t, float value) override;
+
+  void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) override;
+  void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias, Tensor dout,
+                       Tensor inp, Tensor weight) override;
+  void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe) override;
+  void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) override;
+  void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
+                         Tensor bias, float eps) override;
+  void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp,
+                          Tensor weight, Tensor mean, Tensor rstd) override;
+  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head) override;
+  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head,
+                          int n_kv_head) override;
+  void gelu_forward(Tensor out, Tensor inp) override;
+  void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override;
+  void add_inplace(Tensor acc, Tensor x) override;
+  void cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targets,
+                           float grad_scale) override;
+  void sum_squares(Tensor sum_sq, Tensor x) override;
+  void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
+                    float beta2, float eps, float weight_decay, float grad_scale,
+                    float bias_correction1, float bias_correction2) override;
+  void sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr, float momentum,
+                  float weight_decay, float grad_scale) override;
+
+ private:
+  CpuMemory memory_;
+};
+
+}  // namespace llmft

@@ -1,0 +1,53 @@
+// Plain CPU kernels on f32 host arrays, in the spirit of llm.c: one function per
+// forward or backward, shapes in comments, OpenMP across independent rows and
+// OpenBLAS sgemm for every matrix product. CpuBackend adapts Tensors to these.
+#pragma once
+
+#include <cstdint>
+
+namespace llmft::cpu {
+
+// out(N, OC) = inp(N, C) @ weight(OC, C)^T + bias(OC) (bias may be null)
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int64_t N,
+                    int64_t C, int64_t OC);
+// dinp(N, C) (+)= dout @ weight; dweight(OC, C) += dout^T @ inp; dbias(OC) += colsum(dout)
+void linear_backward(float* dinp, bool accumulate_dinp, float* dweight, float* dbias,
+                     const float* dout, const float* inp, const float* weight, int64_t N, int64_t C,
+                     int64_t OC);
+
+// out(N, C) = wte[tokens[n]] + wpe[n % T] (wpe may be null); N = B * T
+void embedding_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
+                       int64_t N, int64_t T, int64_t C);
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
+                        int64_t N, int64_t T, int64_t C);
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                       const float* bias, int64_t N, int64_t C, float eps);
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                        const float* inp, const float* weight, const float* mean, const float* rstd,
+                        int64_t N, int64_t C);
+
+// qkv(B, T, (H + 2 KVH) D) -> out(B, T, H D), lse(B, H, T); causal; scale 1/sqrt(D)
+void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
+                       int64_t KVH, int64_t D);
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
+                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D);
+
+void gelu_forward(float* out, const float* inp, int64_t n);
+void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n);
+void add_inplace(float* acc, const float* x, int64_t n);
+void fill(float* x, float value, int64_t n);
+
+// Returns the sum of -log softmax(logits[n])[targets[n]] over rows with targets >= 0 and
+// overwrites logits(N, V) with (softmax - onehot) * grad_scale (zero rows when ignored).
+double cross_entropy_fused(float* logits, const int32_t* targets, int64_t N, int64_t V,
+                           float grad_scale);
+
+double sum_squares(const float* x, int64_t n);
+void adamw_update(float* param, const float* grad, float* m, float* v, int64_t n, float lr,
+                  float beta1, float beta2, float eps, float weight_decay, float grad_scale,
+                  float bias_correction1, float bias_correction2);
+void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n, float lr,
+                float momentum, float weight_decay, float grad_scale);
+
+}  // namespace llmft::cpu

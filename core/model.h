@@ -1,0 +1,61 @@
+// Model: the contract between a model family and the Engine that drives it.
+//
+// A model is a chain of units (embedding, blocks, head). The Engine owns each unit's
+// flat parameter and gradient buffers and calls, per micro-batch:
+//   begin_micro_batch -> forward_unit(0..U-1) -> backward_unit(U-1..0) -> end_micro_batch
+// so that strategies can act between units (gather before use, reduce a gradient as
+// soon as its unit's backward is done). A unit's gradient is complete after its
+// backward_unit, except where grads_completed_by() says another unit finishes it (tied
+// embeddings). Model code knows nothing about data parallelism, ZeRO or LOMO.
+//
+// Activations kept for backward are taken from the Allocator under `activations` in
+// forward_unit and released in backward_unit; temporaries are `workspace`.
+//
+// Thread-safety: one Model per rank, used from one thread.
+#pragma once
+
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/backend.h"
+#include "core/micro_batch.h"
+#include "core/model_config.h"
+#include "core/unit_layout.h"
+
+namespace llmft {
+
+// Flat per-unit tensors, indexed by unit. Entries may be undefined while not needed.
+struct UnitTensors {
+  std::vector<Tensor> params;
+  std::vector<Tensor> grads;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  virtual const ModelConfig& config() const = 0;
+  virtual const std::vector<UnitLayout>& units() const = 0;
+  // Units whose parameters forward_unit(u) / backward_unit(u) read besides u.
+  virtual std::vector<int> extra_units_read(int unit) const = 0;
+  // The unit whose backward completes unit u's gradient (u itself unless tied).
+  virtual int grads_completed_by(int unit) const = 0;
+
+  // Uploads the tokens. Gradients of this micro-batch are scaled by loss_scale (e.g.
+  // 1 / target tokens of the whole step, so the step's gradient is the mean's).
+  // With want_logits, the head keeps the logits of the last position of each row for
+  // last_logits() instead of computing the loss.
+  virtual void begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) = 0;
+  virtual void forward_unit(int unit, const UnitTensors& units) = 0;
+  virtual void backward_unit(int unit, const UnitTensors& units) = 0;
+  // Releases everything the micro-batch holds.
+  virtual void end_micro_batch() = 0;
+
+  // Sum of per-token losses since reset_loss() (waits for the device).
+  virtual double loss_sum() = 0;
+  virtual void reset_loss() = 0;
+  // (batch, vocab) logits at the last position, host copy; needs want_logits.
+  virtual std::vector<float> last_logits() = 0;
+};
+
+}  // namespace llmft

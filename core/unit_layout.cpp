@@ -1,0 +1,17 @@
+#include "core/unit_layout.h"
+
+namespace llmft {
+
+int UnitLayout::add(ParamInfo p) {
+  p.offset = numel;
+  numel += p.numel();
+  params.push_back(std::move(p));
+  return static_cast<int>(params.size()) - 1;
+}
+
+Tensor UnitLayout::slice(const Tensor& flat, int index) const {
+  const ParamInfo& p = params[index];
+  return flat.view(p.offset, p.shape);
+}
+
+}  // namespace llmft

@@ -1,0 +1,37 @@
+// UnitLayout: how the parameters of one unit (the embedding, one transformer block, or
+// the final norm + head) sit in its single contiguous buffer. The same layout describes
+// the unit's gradient buffer, its optimizer state and its checkpoint tensors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace llmft {
+
+struct ParamInfo {
+  std::string name;            // Hugging Face name, e.g. "transformer.h.3.attn.c_attn.weight"
+  Shape shape;                 // llmft's layout; linear weights are (out, in)
+  int64_t offset = 0;          // elements from the start of the unit
+  bool weight_decay = false;   // decoupled decay applies (matrices, embeddings)
+  bool hf_transposed = false;  // stored as (in, out) in Hugging Face files (GPT-2 Conv1D)
+  float init_std = 0.0f;       // normal(0, init_std); 0 means constant init_value
+  float init_value = 0.0f;
+
+  int64_t numel() const { return shape_numel(shape); }
+};
+
+struct UnitLayout {
+  std::string name;  // "embedding", "block.3", "head"
+  std::vector<ParamInfo> params;
+  int64_t numel = 0;
+
+  // Appends a parameter after the existing ones and returns its index.
+  int add(ParamInfo p);
+  // The parameter's view into a flat unit-sized tensor.
+  Tensor slice(const Tensor& flat, int index) const;
+};
+
+}  // namespace llmft

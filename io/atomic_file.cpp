@@ -1,0 +1,78 @@
+#include "io/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "core/error.h"
+
+namespace llmft::io {
+
+namespace {
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+// Makes the rename itself durable. Best effort: some file systems cannot fsync a
+// directory, and the data is already safe in the renamed file.
+void sync_parent_directory(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  int fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path)
+    : path_(std::move(path)), temp_path_(path_ + ".tmp." + std::to_string(::getpid())) {
+  LLMFT_REQUIRE(!path_.empty(), "cannot write a file with an empty path");
+  file_ = std::fopen(temp_path_.c_str(), "wb");
+  LLMFT_REQUIRE(file_ != nullptr, "cannot create " << temp_path_ << " (to write " << path_
+                                                   << "): " << errno_text()
+                                                   << "; check that the directory exists and is "
+                                                      "writable");
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_ != nullptr) std::fclose(file_);
+  if (!committed_) std::remove(temp_path_.c_str());
+}
+
+void AtomicFile::write(const void* data, size_t size) {
+  LLMFT_REQUIRE(file_ != nullptr, "cannot write to " << path_ << ": commit() already ran");
+  if (size == 0) return;
+  LLMFT_REQUIRE(std::fwrite(data, 1, size, file_) == size,
+                "cannot write " << size << " bytes to " << temp_path_ << ": " << errno_text()
+                                << "; check free disk space");
+}
+
+void AtomicFile::commit() {
+  LLMFT_REQUIRE(file_ != nullptr, "cannot commit " << path_ << ": commit() already ran");
+  bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
+  std::string flush_error = flushed ? "" : errno_text();
+  bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  LLMFT_REQUIRE(flushed, "cannot flush " << temp_path_ << " to disk: " << flush_error
+                                         << "; check free disk space");
+  LLMFT_REQUIRE(closed, "cannot close " << temp_path_ << ": " << errno_text());
+  LLMFT_REQUIRE(std::rename(temp_path_.c_str(), path_.c_str()) == 0,
+                "cannot rename " << temp_path_ << " to " << path_ << ": " << errno_text());
+  committed_ = true;
+  sync_parent_directory(path_);
+}
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+  AtomicFile file(path);
+  file.write(contents.data(), contents.size());
+  file.commit();
+}
+
+}  // namespace llmft::io

@@ -1,0 +1,105 @@
+#include "io/data_loader.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "core/error.h"
+
+namespace llmft::io {
+namespace {
+
+// (size - 1) / seq_len, or an Error when that is 0.
+size_t count_windows(const TokenFile& file, int seq_len) {
+  LLMFT_REQUIRE(seq_len > 0, "seq_len must be positive, got " << seq_len);
+  const size_t windows = file.size() == 0 ? 0 : (file.size() - 1) / seq_len;
+  LLMFT_REQUIRE(windows > 0, "token file '" << file.path() << "' has " << file.size()
+                                            << " tokens, too few for one training window of "
+                                               "seq_len "
+                                            << seq_len << " (which needs " << seq_len + 1
+                                            << "); use a shorter --seq-len or more data");
+  return windows;
+}
+
+// splitmix64's finalizer: spreads every input bit over the whole output.
+uint64_t mix(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [0, bound) without modulo bias: rejects the draws below 2^64 mod bound.
+// REQUIRES: bound > 0.
+uint64_t uniform_below(std::mt19937_64& engine, uint64_t bound) {
+  const uint64_t threshold = (0 - bound) % bound;  // 2^64 mod bound
+  uint64_t draw = engine();
+  while (draw < threshold) draw = engine();
+  return draw % bound;
+}
+
+// Copies window `window` into row `row` of `batch`.
+void fill_row(const TokenFile& file, size_t window, int row, Batch& batch) {
+  const size_t seq_len = static_cast<size_t>(batch.seq_len);
+  file.copy(window * seq_len, seq_len, batch.inputs.data() + row * seq_len);
+  file.copy(window * seq_len + 1, seq_len, batch.targets.data() + row * seq_len);
+}
+
+Batch empty_batch(int rows, int seq_len) {
+  Batch batch;
+  batch.batch = rows;
+  batch.seq_len = seq_len;
+  batch.inputs.resize(static_cast<size_t>(rows) * seq_len);
+  batch.targets.resize(static_cast<size_t>(rows) * seq_len);
+  return batch;
+}
+
+}  // namespace
+
+DataLoader::DataLoader(const TokenFile& file, int seq_len, uint64_t seed)
+    : file_(file), seq_len_(seq_len), seed_(seed), order_(count_windows(file, seq_len)) {
+  shuffle_for_epoch();
+}
+
+void DataLoader::shuffle_for_epoch() {
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  std::mt19937_64 engine(mix(seed_ ^ mix(static_cast<uint64_t>(epoch_))));
+  for (size_t i = order_.size() - 1; i > 0; --i) {
+    std::swap(order_[i], order_[uniform_below(engine, i + 1)]);
+  }
+  position_ = 0;
+}
+
+Batch DataLoader::next(int global_windows, int first, int count) {
+  LLMFT_REQUIRE(global_windows > 0 && first >= 0 && count >= 0 && first + count <= global_windows,
+                "DataLoader::next: windows [" << first << ", " << first + count
+                                              << ") are not inside a global batch of "
+                                              << global_windows);
+  Batch batch = empty_batch(count, seq_len_);
+  for (int i = 0; i < global_windows; ++i) {
+    if (position_ == order_.size()) {
+      ++epoch_;
+      shuffle_for_epoch();
+    }
+    const size_t window = order_[position_++];
+    if (i >= first && i < first + count) fill_row(file_, window, i - first, batch);
+  }
+  return batch;
+}
+
+std::vector<Batch> evaluation_batches(const TokenFile& file, int seq_len, int micro_batch,
+                                      int max_windows) {
+  LLMFT_REQUIRE(micro_batch > 0 && max_windows > 0, "evaluation_batches: micro_batch ("
+                                                        << micro_batch << ") and max_windows ("
+                                                        << max_windows << ") must be positive");
+  const size_t windows = std::min(count_windows(file, seq_len), static_cast<size_t>(max_windows));
+  std::vector<Batch> batches;
+  for (size_t begin = 0; begin < windows; begin += micro_batch) {
+    const int rows = static_cast<int>(std::min<size_t>(micro_batch, windows - begin));
+    Batch batch = empty_batch(rows, seq_len);
+    for (int row = 0; row < rows; ++row) fill_row(file, begin + row, row, batch);
+    batches.push_back(std::move(batch));
+  }
+  return batches;
+}
+
+}  // namespace llmft::io

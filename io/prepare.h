@@ -1,0 +1,26 @@
+// The work of `llmft prepare`: tokenize a text corpus into a token file.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "io/tokenizer.h"
+
+namespace llmft::io {
+
+struct PrepareStats {
+  size_t documents = 0;
+  size_t bytes = 0;   // bytes of document text encoded
+  size_t tokens = 0;  // tokens written, end-of-text tokens included
+};
+
+// Reads the documents of `input` (see read_documents), encodes each with `tok`,
+// appends tok.eot_token() after every document (so it also separates them), and
+// writes the result atomically to the token file `output`.
+// With show_progress (pass isatty(fileno(stderr))), keeps one updating line on stderr,
+// "prepare: reading 45% (123456/274000 bytes)" then "prepare: encoding ...", and ends
+// it with a newline.
+PrepareStats prepare_token_file(const std::string& input, const std::string& output,
+                                const Tokenizer& tok, bool show_progress);
+
+}  // namespace llmft::io

@@ -1,0 +1,80 @@
+// `llmft generate`: sample text from a saved model (config.json + model.safetensors).
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "core/backend_registry.h"
+#include "core/error.h"
+#include "core/model_factory.h"
+#include "io/hf_checkpoint.h"
+#include "io/hf_config.h"
+#include "io/tokenizer.h"
+#include "launch/command_line.h"
+#include "launch/commands.h"
+#include "launch/sampling.h"
+#include "parallel/engine.h"
+
+namespace llmft {
+
+int run_generate(const Args& args, MpiRuntime& mpi) {
+  std::string checkpoint, prompt, tokenizer_spec, device;
+  int max_new_tokens = 0, top_k = 0, threads = 0;
+  float temperature = 0.0f;
+  uint64_t seed = 0;
+  po::options_description options("Generate");
+  options.add_options()("checkpoint", po::value(&checkpoint)->default_value(""),
+                        "model directory (config.json + model.safetensors), e.g. a --save-dir")(
+      "prompt", po::value(&prompt)->default_value(""), "text to continue")(
+      "max-new-tokens", po::value(&max_new_tokens)->default_value(200), "tokens to sample")(
+      "temperature", po::value(&temperature)->default_value(0.8f), "0 = greedy")(
+      "top-k", po::value(&top_k)->default_value(40), "sample among the k likeliest (0 = all)")(
+      "seed", po::value(&seed)->default_value(1), "sampling seed")(
+      "tokenizer", po::value(&tokenizer_spec)->default_value("byte"), "byte")(
+      "device", po::value(&device)->default_value("cpu"), "cpu")(
+      "threads", po::value(&threads)->default_value(0), "CPU threads (0 = all cores)");
+  po::variables_map values;
+  const std::string usage = "usage: llmft generate --checkpoint DIR --prompt TEXT [options]";
+  if (!parse_options(args, options, values, usage, mpi.rank() == 0)) return 0;
+  LLMFT_REQUIRE(!checkpoint.empty(), "--checkpoint is required: a directory written by --save-dir");
+  LLMFT_REQUIRE(max_new_tokens >= 0, "--max-new-tokens must not be negative");
+  LLMFT_REQUIRE(temperature >= 0, "--temperature must not be negative");
+  LLMFT_REQUIRE(top_k >= 0, "--top-k must not be negative");
+  LLMFT_REQUIRE(std::filesystem::is_directory(checkpoint),
+                "--checkpoint " << checkpoint << ": not a directory");
+  if (mpi.rank() != 0) return 0;
+
+  const ModelConfig config = io::resolve_model(checkpoint);
+  auto tokenizer = io::make_tokenizer(tokenizer_spec);
+  LLMFT_REQUIRE(tokenizer->vocab_size() == config.vocab_size,
+                "--tokenizer " << tokenizer_spec << " has a vocabulary of "
+                               << tokenizer->vocab_size() << " but the checkpoint's model has "
+                               << config.vocab_size);
+  std::unique_ptr<Backend> backend = make_backend(device);
+  if (threads > 0) backend->set_threads(threads);
+  Allocator allocator(backend->memory(), 0);
+  std::unique_ptr<Model> model = make_model(config, *backend, allocator);
+  EngineOptions engine_options;
+  engine_options.trainable = false;
+  Engine engine(*model, *backend, allocator, engine_options);
+  io::UnitValues weights = io::read_hf_safetensors(
+      (std::filesystem::path(checkpoint) / "model.safetensors").string(), model->units());
+  for (size_t u = 0; u < weights.size(); ++u) engine.write_params(static_cast<int>(u), weights[u]);
+
+  std::vector<int32_t> tokens = tokenizer->encode(prompt);
+  if (tokens.empty()) tokens.push_back(tokenizer->eot_token());
+  std::printf("%s", prompt.c_str());
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < max_new_tokens; ++i) {
+    const int context = std::min<int>(static_cast<int>(tokens.size()), config.max_seq_len);
+    std::vector<int32_t> window(tokens.end() - context, tokens.end());
+    MicroBatch batch{1, context, window.data(), nullptr};
+    const int next = sample_token(engine.last_logits(batch), temperature, top_k, rng);
+    tokens.push_back(next);
+    std::printf("%s", tokenizer->decode({next}).c_str());
+    std::fflush(stdout);
+  }
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace llmft

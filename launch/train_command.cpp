@@ -1,0 +1,165 @@
+// `llmft [train]`: fine-tune a model on a token file and report every step.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "core/backend_registry.h"
+#include "core/byte_size.h"
+#include "core/error.h"
+#include "core/model_factory.h"
+#include "io/data_loader.h"
+#include "io/hf_checkpoint.h"
+#include "io/hf_config.h"
+#include "io/metrics.h"
+#include "io/token_file.h"
+#include "launch/commands.h"
+#include "launch/train_options.h"
+#include "launch/train_report.h"
+#include "parallel/engine.h"
+#include "parallel/flops.h"
+#include "parallel/memory_model.h"
+
+namespace llmft {
+
+namespace {
+
+const char* kUsage =
+    "usage: llmft [train] --data FILE.tok [options]\n"
+    "       llmft prepare --input FILE --output FILE.tok   (see llmft prepare --help)\n"
+    "       llmft generate --checkpoint DIR --prompt TEXT  (see llmft generate --help)";
+
+std::vector<MicroBatch> views_of(const std::vector<io::Batch>& batches) {
+  std::vector<MicroBatch> views;
+  for (const io::Batch& b : batches) {
+    views.push_back(MicroBatch{b.batch, b.seq_len, b.inputs.data(), b.targets.data()});
+  }
+  return views;
+}
+
+void check_vocab(const io::TokenFile& file, const ModelConfig& config, const std::string& option) {
+  LLMFT_REQUIRE(file.vocab_size() == config.vocab_size,
+                option << " " << file.path() << " was tokenized with a vocabulary of "
+                       << file.vocab_size() << " but --model " << config.name << " has "
+                       << config.vocab_size
+                       << "; prepare the data with the model's tokenizer or pick a matching model");
+}
+
+std::string weights_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  return fs::is_directory(path) ? (fs::path(path) / "model.safetensors").string() : path;
+}
+
+}  // namespace
+
+int run_train(const Args& args, MpiRuntime& mpi) {
+  TrainOptions o;
+  po::variables_map values;
+  if (!parse_options(args, train_option_descriptions(o), values, kUsage, mpi.rank() == 0)) {
+    return 0;
+  }
+  validate_train_options(o, values);
+  const ModelConfig config = io::resolve_model(o.model);
+  if (o.print_params) {
+    if (mpi.rank() == 0) std::printf("%lld\n", static_cast<long long>(parameter_count(config)));
+    return 0;
+  }
+  LLMFT_REQUIRE(mpi.size() == 1,
+                "this build trains on one rank only (the job has "
+                    << mpi.size() << "); data and tensor parallelism are not available yet, so "
+                    << "run with mpirun -np 1 rather than train each rank on its own");
+  LLMFT_REQUIRE(o.seq_len <= config.max_seq_len,
+                "--seq-len " << o.seq_len << " is longer than the context of --model "
+                             << config.name << " (" << config.max_seq_len
+                             << " positions); use --seq-len " << config.max_seq_len << " or less");
+
+  io::TokenFile train_file(o.data);
+  check_vocab(train_file, config, "--data");
+  std::unique_ptr<io::TokenFile> val_file;
+  if (!o.val_data.empty()) {
+    val_file = std::make_unique<io::TokenFile>(o.val_data);
+    check_vocab(*val_file, config, "--val-data");
+  }
+  io::DataLoader loader(train_file, o.seq_len, o.seed);
+  std::vector<io::Batch> val_batches;
+  if (val_file) {
+    val_batches = io::evaluation_batches(*val_file, o.seq_len, o.micro_batch, o.eval_windows);
+  }
+
+  EngineOptions engine_options;
+  engine_options.optimizer.kind = parse_optimizer_kind(o.optimizer);
+  engine_options.optimizer.beta1 = o.beta1;
+  engine_options.optimizer.beta2 = o.beta2;
+  engine_options.optimizer.eps = o.eps;
+  engine_options.optimizer.weight_decay = o.weight_decay;
+  engine_options.optimizer.momentum = o.momentum;
+  engine_options.schedule =
+      LrSchedule{parse_lr_shape(o.lr_schedule), o.lr, o.min_lr, o.warmup, o.steps};
+  engine_options.clip_grad = o.clip_grad;
+  engine_options.seed = o.seed;
+
+  const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
+  const MemoryPrediction predicted =
+      predict_memory(config, RunShape{o.micro_batch, o.seq_len, engine_options.optimizer});
+  LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,
+                "this run will not fit: the memory model predicts a peak of "
+                    << format_bytes(predicted.peak_total) << " ("
+                    << describe_bytes(predicted.at_peak) << ") against --device-memory "
+                    << format_bytes(budget)
+                    << "; lower --micro-batch (use --grad-accum to keep the batch) or --seq-len, "
+                    << "or raise --device-memory");
+
+  std::unique_ptr<Backend> backend = make_backend(o.device);
+  if (o.threads > 0) backend->set_threads(o.threads);
+  Allocator allocator(backend->memory(), budget);
+  std::unique_ptr<Model> model = make_model(config, *backend, allocator);
+  Engine engine(*model, *backend, allocator, engine_options);
+  if (!o.init_from.empty()) {
+    io::UnitValues weights = io::read_hf_safetensors(weights_file(o.init_from), model->units());
+    for (size_t u = 0; u < weights.size(); ++u)
+      engine.write_params(static_cast<int>(u), weights[u]);
+  }
+
+  TrainReport report(o, config, predicted, loader.num_windows());
+  io::MetricsWriter metrics(o.metrics);
+  if (!val_batches.empty()) report.validation(0, engine.evaluate(views_of(val_batches)));
+
+  const double flops_per_token = training_flops_per_token(config, o.seq_len);
+  const int windows_per_step = o.micro_batch * o.grad_accum;
+  for (int step = 1; step <= o.steps; ++step) {
+    std::vector<io::Batch> batches;
+    for (int m = 0; m < o.grad_accum; ++m) {
+      batches.push_back(loader.next(windows_per_step, m * o.micro_batch, o.micro_batch));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    StepStats stats = engine.train_step(views_of(batches), step);
+    backend->synchronize();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    LLMFT_REQUIRE(std::isfinite(stats.loss), "the loss became "
+                                                 << stats.loss << " at step " << step
+                                                 << "; lower --lr or enable --clip-grad");
+    StepRecord record{step, stats, seconds, flops_per_token, allocator.total_peak()};
+    std::optional<double> val_loss;
+    if (!val_batches.empty() &&
+        (step == o.steps || (o.eval_every > 0 && step % o.eval_every == 0))) {
+      val_loss = engine.evaluate(views_of(val_batches));
+    }
+    report.step(record, val_loss);
+    metrics.write(report.metrics_json(record, val_loss));
+  }
+  report.finish(allocator);
+
+  if (!o.save_dir.empty()) {
+    io::UnitValues weights;
+    for (size_t u = 0; u < model->units().size(); ++u) {
+      weights.push_back(engine.read_params(static_cast<int>(u)));
+    }
+    io::write_hf_model_dir(o.save_dir, config, model->units(), weights);
+    std::printf("saved the model to %s (config.json, model.safetensors)\n", o.save_dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace llmft

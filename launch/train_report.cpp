@@ -1,0 +1,98 @@
+#include "launch/train_report.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/byte_size.h"
+
+namespace llmft {
+
+namespace {
+
+double tokens_of(const StepRecord& r) {
+  return static_cast<double>(r.stats.target_tokens);
+}
+
+}  // namespace
+
+TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
+                         const MemoryPrediction& predicted, size_t train_windows)
+    : options_(o),
+      predicted_(predicted),
+      uniform_loss_(std::log(static_cast<double>(c.vocab_size))) {
+  std::printf(
+      "llmft: model %s (%s): %d layers, hidden %d, %d heads, MLP %d, vocab %d, context %d\n",
+      c.name.c_str(), family_name(c.family), c.n_layer, c.hidden, c.n_head, c.intermediate,
+      c.vocab_size, c.max_seq_len);
+  std::printf("llmft: %lld parameters\n", static_cast<long long>(parameter_count(c)));
+  std::printf("llmft: data %s: %zu windows of %d tokens; %d x %d windows per step (%d tokens)\n",
+              o.data.c_str(), train_windows, o.seq_len, o.micro_batch, o.grad_accum,
+              o.micro_batch * o.grad_accum * o.seq_len);
+  std::printf(
+      "llmft: %s, lr %g (%s, warmup %d, min %g), weight decay %g, clip %g, %d steps, "
+      "seed %llu, device %s\n",
+      o.optimizer.c_str(), o.lr, o.lr_schedule.c_str(), o.warmup, o.min_lr, o.weight_decay,
+      o.clip_grad, o.steps, static_cast<unsigned long long>(o.seed), o.device.c_str());
+  std::printf("llmft: predicted peak memory %s at %s: %s\n",
+              format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
+              predicted.peak_phase.c_str(), describe_bytes(predicted.at_peak).c_str());
+  std::printf("llmft: a uniform guess over the vocabulary has loss %.4f\n", uniform_loss_);
+  std::fflush(stdout);
+}
+
+void TrainReport::validation(int step, double loss) {
+  std::printf("validation | step %d | loss %.4f | %.1f%% of the uniform-guess loss\n", step, loss,
+              100.0 * loss / uniform_loss_);
+  std::fflush(stdout);
+}
+
+void TrainReport::step(const StepRecord& r, const std::optional<double>& val_loss) {
+  if (r.step % options_.log_every == 0 || r.step == 1 || r.step == options_.steps) {
+    std::printf(
+        "step %5d/%d | loss %.4f | lr %.2e | grad norm %.3f | %.0f tok/s | %.2f GFLOP/s | "
+        "%.0f ms | peak mem %s (predicted %s)\n",
+        r.step, options_.steps, r.stats.loss, r.stats.lr, r.stats.grad_norm,
+        tokens_of(r) / r.seconds, tokens_of(r) * r.flops_per_token / r.seconds * 1e-9,
+        r.seconds * 1e3, format_bytes(static_cast<double>(r.measured_peak)).c_str(),
+        format_bytes(static_cast<double>(predicted_.peak_total)).c_str());
+  }
+  if (val_loss) validation(r.step, *val_loss);
+  std::fflush(stdout);
+}
+
+io::Json TrainReport::metrics_json(const StepRecord& r,
+                                   const std::optional<double>& val_loss) const {
+  io::Json j = io::Json::object({});
+  j.set("step", io::Json::number(r.step));
+  j.set("loss", io::Json::number(r.stats.loss));
+  j.set("lr", io::Json::number(r.stats.lr));
+  j.set("grad_norm", io::Json::number(r.stats.grad_norm));
+  j.set("tokens", io::Json::number(tokens_of(r)));
+  j.set("step_seconds", io::Json::number(r.seconds));
+  j.set("tokens_per_s", io::Json::number(tokens_of(r) / r.seconds));
+  j.set("gflops_per_s", io::Json::number(tokens_of(r) * r.flops_per_token / r.seconds * 1e-9));
+  j.set("peak_memory_bytes", io::Json::number(static_cast<double>(r.measured_peak)));
+  j.set("predicted_peak_memory_bytes",
+        io::Json::number(static_cast<double>(predicted_.peak_total)));
+  if (val_loss) j.set("val_loss", io::Json::number(*val_loss));
+  return j;
+}
+
+void TrainReport::finish(const Allocator& allocator) {
+  std::printf("memory | category        |     measured peak |    predicted peak\n");
+  for (int i = 0; i < kMemoryCategoryCount; ++i) {
+    const size_t measured = allocator.peak_by_category()[i];
+    const size_t predicted = predicted_.peak_by_category[i];
+    if (measured == 0 && predicted == 0) continue;
+    std::printf("memory | %-15s | %17s | %17s\n",
+                memory_category_name(static_cast<MemoryCategory>(i)),
+                format_bytes(static_cast<double>(measured)).c_str(),
+                format_bytes(static_cast<double>(predicted)).c_str());
+  }
+  std::printf("memory | %-15s | %17s | %17s\n", "total",
+              format_bytes(static_cast<double>(allocator.total_peak())).c_str(),
+              format_bytes(static_cast<double>(predicted_.peak_total)).c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace llmft

@@ -1,0 +1,42 @@
+// TrainReport: what `llmft train` tells its user on rank 0 — the resolved configuration
+// and memory prediction first, then one line per logged step, validation losses, and a
+// closing memory comparison — and the JSON object of each step for --metrics.
+#pragma once
+
+#include <optional>
+
+#include "core/allocator.h"
+#include "core/model_config.h"
+#include "io/json.h"
+#include "launch/train_options.h"
+#include "parallel/engine.h"
+#include "parallel/memory_model.h"
+
+namespace llmft {
+
+struct StepRecord {
+  int step;
+  StepStats stats;
+  double seconds;
+  double flops_per_token;
+  size_t measured_peak;
+};
+
+class TrainReport {
+ public:
+  // Prints the configuration lines.
+  TrainReport(const TrainOptions& options, const ModelConfig& config,
+              const MemoryPrediction& predicted, size_t train_windows);
+  void validation(int step, double loss);
+  void step(const StepRecord& record, const std::optional<double>& val_loss);
+  io::Json metrics_json(const StepRecord& record, const std::optional<double>& val_loss) const;
+  // Prints measured vs predicted peak memory per category.
+  void finish(const Allocator& allocator);
+
+ private:
+  const TrainOptions& options_;
+  MemoryPrediction predicted_;
+  double uniform_loss_;
+};
+
+}  // namespace llmft

@@ -1,0 +1,24 @@
+// AdamW (Loshchilov & Hutter) with bias correction and decoupled weight decay, matching
+// torch.optim.AdamW. State: first and second moments, f32, one pair per unit.
+#pragma once
+
+#include "optim/optimizer.h"
+
+namespace llmft {
+
+class AdamW : public Optimizer {
+ public:
+  AdamW(const OptimizerConfig& config, Backend& backend, Allocator& allocator,
+        const std::vector<UnitLayout>& units);
+  void begin_step(int step) override { step_ = step; }
+  void update_unit(int unit, const UnitLayout& layout, Tensor params, Tensor grads, float lr,
+                   float grad_scale) override;
+
+ private:
+  OptimizerConfig config_;
+  Backend& be_;
+  std::vector<Buffer> m_, v_;
+  int step_ = 0;
+};
+
+}  // namespace llmft

@@ -1,0 +1,48 @@
+// Optimizer: updates parameters from gradients, one unit at a time, so the Engine (and
+// later ZeRO and fused-backward optimizers) decide when each unit is updated.
+// State buffers live in the Allocator's optimizer_state category.
+//
+// Thread-safety: one Optimizer per rank, used from one thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/backend.h"
+#include "core/unit_layout.h"
+
+namespace llmft {
+
+enum class OptimizerKind { sgd, adamw };
+
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::adamw;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;  // decoupled; applied to parameters marked weight_decay
+  float momentum = 0.0f;      // sgd only
+};
+
+// Parses "sgd" / "adamw"; other names are an Error listing the choices.
+OptimizerKind parse_optimizer_kind(const std::string& name);
+const char* optimizer_kind_name(OptimizerKind kind);
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // Starts optimizer step `step` (1-based) before its update_unit calls.
+  virtual void begin_step(int step) = 0;
+  // params/grads: the unit's flat tensors. The gradient is multiplied by grad_scale
+  // (gradient clipping) before use.
+  virtual void update_unit(int unit, const UnitLayout& layout, Tensor params, Tensor grads,
+                           float lr, float grad_scale) = 0;
+};
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, Backend& backend,
+                                          Allocator& allocator,
+                                          const std::vector<UnitLayout>& units);
+
+}  // namespace llmft

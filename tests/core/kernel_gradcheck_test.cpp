@@ -1,0 +1,152 @@
+// Every CPU backward kernel against central finite differences of its forward.
+#include <doctest/doctest.h>
+
+#include "core/cpu/cpu_kernels.h"
+#include "tests/core/gradcheck.h"
+
+using llmft::testing::directional_check;
+using llmft::testing::dot;
+using llmft::testing::random_vector;
+using llmft::testing::relative_error;
+namespace cpu = llmft::cpu;
+
+namespace {
+
+constexpr double kTolerance = 2e-3;
+
+void check_all(std::vector<std::vector<float>*> values,
+               std::vector<const std::vector<float>*> grads, const std::function<double()>& loss,
+               std::mt19937_64& rng, const char* what) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (int trial = 0; trial < 3; ++trial) {
+      auto [numeric, analytic] = directional_check(*values[i], *grads[i], loss, rng);
+      INFO(std::string(what) << " input " << i << ": numeric " << numeric << " analytic "
+                             << analytic);
+      CHECK(relative_error(numeric, analytic, *grads[i]) < kTolerance);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("linear backward matches finite differences") {
+  std::mt19937_64 rng(1);
+  const int N = 7, C = 5, OC = 6;
+  auto x = random_vector(N * C, rng), w = random_vector(OC * C, rng), b = random_vector(OC, rng);
+  auto r = random_vector(N * OC, rng);
+  auto loss = [&] {
+    std::vector<float> out(N * OC);
+    cpu::linear_forward(out.data(), x.data(), w.data(), b.data(), N, C, OC);
+    return dot(out, r);
+  };
+  std::vector<float> dx(N * C, 0.5f), dw(OC * C, 0.0f), db(OC, 0.0f);
+  cpu::linear_backward(dx.data(), false, dw.data(), db.data(), r.data(), x.data(), w.data(), N, C,
+                       OC);
+  check_all({&x, &w, &b}, {&dx, &dw, &db}, loss, rng, "linear");
+
+  SUBCASE("accumulating input gradients add to what is there") {
+    std::vector<float> acc(N * C, 1.0f), dw2(OC * C, 0.0f);
+    cpu::linear_backward(acc.data(), true, dw2.data(), nullptr, r.data(), x.data(), w.data(), N, C,
+                         OC);
+    for (int i = 0; i < N * C; ++i) CHECK(acc[i] == doctest::Approx(dx[i] + 1.0f).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("layernorm backward matches finite differences") {
+  std::mt19937_64 rng(2);
+  const int N = 6, C = 9;
+  auto x = random_vector(N * C, rng), w = random_vector(C, rng), b = random_vector(C, rng);
+  auto r = random_vector(N * C, rng);
+  std::vector<float> mean(N), rstd(N);
+  auto loss = [&] {
+    std::vector<float> out(N * C);
+    cpu::layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C,
+                           1e-5f);
+    return dot(out, r);
+  };
+  loss();
+  std::vector<float> dx(N * C, 0.0f), dw(C, 0.0f), db(C, 0.0f);
+  cpu::layernorm_backward(dx.data(), dw.data(), db.data(), r.data(), x.data(), w.data(),
+                          mean.data(), rstd.data(), N, C);
+  check_all({&x, &w, &b}, {&dx, &dw, &db}, loss, rng, "layernorm");
+}
+
+TEST_CASE("gelu backward matches finite differences") {
+  std::mt19937_64 rng(3);
+  const int n = 50;
+  auto x = random_vector(n, rng, 2.0f), r = random_vector(n, rng);
+  auto loss = [&] {
+    std::vector<float> out(n);
+    cpu::gelu_forward(out.data(), x.data(), n);
+    return dot(out, r);
+  };
+  std::vector<float> dx(n);
+  cpu::gelu_backward(dx.data(), x.data(), r.data(), n);
+  check_all({&x}, {&dx}, loss, rng, "gelu");
+}
+
+TEST_CASE("embedding backward matches finite differences, with repeated tokens") {
+  std::mt19937_64 rng(4);
+  const int B = 2, T = 5, C = 4, V = 6, P = 8;
+  std::vector<int32_t> tokens = {1, 3, 3, 0, 5, 3, 1, 1, 2, 4};
+  auto wte = random_vector(V * C, rng), wpe = random_vector(P * C, rng);
+  auto r = random_vector(B * T * C, rng);
+  auto loss = [&] {
+    std::vector<float> out(B * T * C);
+    cpu::embedding_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B * T, T, C);
+    return dot(out, r);
+  };
+  std::vector<float> dwte(V * C, 0.0f), dwpe(P * C, 0.0f);
+  cpu::embedding_backward(dwte.data(), dwpe.data(), r.data(), tokens.data(), B * T, T, C);
+  check_all({&wte, &wpe}, {&dwte, &dwpe}, loss, rng, "embedding");
+}
+
+TEST_CASE("memory-light attention backward matches finite differences") {
+  struct Shape {
+    int B, T, H, KVH, D;
+  };
+  for (Shape s : {Shape{2, 7, 3, 3, 4}, Shape{1, 9, 4, 2, 3}, Shape{2, 5, 4, 1, 2}}) {
+    CAPTURE(s.H);
+    CAPTURE(s.KVH);
+    std::mt19937_64 rng(5 + s.KVH);
+    const int W = (s.H + 2 * s.KVH) * s.D;
+    auto qkv = random_vector(s.B * s.T * W, rng);
+    auto r = random_vector(s.B * s.T * s.H * s.D, rng);
+    std::vector<float> out(s.B * s.T * s.H * s.D), lse(s.B * s.H * s.T);
+    auto loss = [&] {
+      cpu::attention_forward(out.data(), lse.data(), qkv.data(), s.B, s.T, s.H, s.KVH, s.D);
+      return dot(out, r);
+    };
+    loss();
+    std::vector<float> dqkv(qkv.size(), 7.0f);  // must be overwritten, not accumulated
+    cpu::attention_backward(dqkv.data(), r.data(), qkv.data(), out.data(), lse.data(), s.B, s.T,
+                            s.H, s.KVH, s.D);
+    check_all({&qkv}, {&dqkv}, loss, rng, "attention");
+  }
+}
+
+TEST_CASE("attention is causal: a later token never changes an earlier output") {
+  std::mt19937_64 rng(6);
+  const int B = 1, T = 6, H = 2, D = 3, W = 3 * H * D;
+  auto qkv = random_vector(T * W, rng);
+  std::vector<float> out1(T * H * D), out2(T * H * D), lse(H * T);
+  cpu::attention_forward(out1.data(), lse.data(), qkv.data(), B, T, H, H, D);
+  for (int i = 0; i < W; ++i) qkv[(T - 1) * W + i] += 1.0f;
+  cpu::attention_forward(out2.data(), lse.data(), qkv.data(), B, T, H, H, D);
+  for (int i = 0; i < (T - 1) * H * D; ++i) CHECK(out1[i] == out2[i]);
+}
+
+TEST_CASE("fused cross-entropy: loss and gradient match finite differences") {
+  std::mt19937_64 rng(7);
+  const int N = 5, V = 11;
+  auto logits = random_vector(N * V, rng, 3.0f);
+  std::vector<int32_t> targets = {3, 0, -1, 10, 7};
+  auto loss = [&] {
+    std::vector<float> copy = logits;
+    return cpu::cross_entropy_fused(copy.data(), targets.data(), N, V, 1.0f);
+  };
+  std::vector<float> grad = logits;
+  cpu::cross_entropy_fused(grad.data(), targets.data(), N, V, 1.0f);
+  for (int v = 0; v < V; ++v) CHECK(grad[2 * V + v] == 0.0f);  // ignored row
+  check_all({&logits}, {&grad}, loss, rng, "cross-entropy");
+}

@@ -1,0 +1,108 @@
+#include "io/atomic_file.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+using llmft::Error;
+using llmft::io::AtomicFile;
+using llmft::io::write_file_atomically;
+
+namespace {
+
+// A fresh directory under the system temp dir, removed with everything in it.
+struct TempDir {
+  fs::path path =
+      fs::temp_directory_path() / ("llmft_atomic_file_test_" + std::to_string(::getpid()));
+  TempDir() {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("AtomicFile makes the contents visible only on commit") {
+  TempDir dir;
+  std::string path = (dir.path / "out.bin").string();
+  {
+    AtomicFile file(path);
+    CHECK(file.temp_path() == path + ".tmp." + std::to_string(::getpid()));
+    file.write("hello ", 6);
+    file.write("world", 5);
+    file.write(nullptr, 0);
+    CHECK_FALSE(fs::exists(path));
+    CHECK(fs::exists(file.temp_path()));
+    file.commit();
+    CHECK_FALSE(fs::exists(file.temp_path()));
+    CHECK_THROWS_AS(file.write("x", 1), Error);
+    CHECK_THROWS_AS(file.commit(), Error);
+  }
+  CHECK(read_all(path) == "hello world");
+}
+
+TEST_CASE("AtomicFile without commit removes the temp file and keeps the old contents") {
+  TempDir dir;
+  std::string path = (dir.path / "out.txt").string();
+  write_file_atomically(path, "old");
+  std::string temp_path;
+  {
+    AtomicFile file(path);
+    temp_path = file.temp_path();
+    file.write("new but partial", 15);
+  }
+  CHECK_FALSE(fs::exists(temp_path));
+  CHECK(read_all(path) == "old");
+  CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("write_file_atomically replaces the file") {
+  TempDir dir;
+  std::string path = (dir.path / "config.json").string();
+  write_file_atomically(path, "{\"a\":1}");
+  write_file_atomically(path, std::string("x\0y", 3));
+  CHECK(read_all(path) == std::string("x\0y", 3));
+}
+
+TEST_CASE("AtomicFile errors name the path and the system error") {
+  TempDir dir;
+  std::string path = (dir.path / "missing_dir" / "out.bin").string();
+  try {
+    AtomicFile file(path);
+    FAIL("expected AtomicFile to throw");
+  } catch (const Error& e) {
+    std::string message = e.what();
+    CHECK(message.find(path) != std::string::npos);
+    CHECK(message.find("No such file or directory") != std::string::npos);
+  }
+
+  // Renaming a file over a non-empty directory fails at commit.
+  std::string directory_path = (dir.path / "occupied").string();
+  fs::create_directories(fs::path(directory_path) / "child");
+  std::string temp_path;
+  try {
+    AtomicFile file(directory_path);
+    temp_path = file.temp_path();
+    file.write("x", 1);
+    file.commit();
+    FAIL("expected commit to throw");
+  } catch (const Error& e) {
+    std::string message = e.what();
+    CHECK(message.find("cannot rename") != std::string::npos);
+    CHECK(message.find(directory_path) != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(temp_path));
+}

@@ -1,0 +1,167 @@
+#include "io/json.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+
+using llmft::Error;
+using llmft::io::Json;
+
+namespace {
+
+// The message of the llmft::Error that parsing `text` throws.
+std::string parse_error(std::string_view text) {
+  try {
+    Json::parse(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  FAIL("expected Json::parse to throw for: " << std::string(text));
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("Json parses an HF-style config") {
+  Json config = Json::parse(R"( {
+    "model_type": "llama", "hidden_size": 4096, "rms_norm_eps": 1e-06,
+    "tie_word_embeddings": false, "rope_scaling": null,
+    "architectures": ["LlamaForCausalLM"], "nested": {"a": [1, [2, {}]], "b": -0.5E+2}
+  } )");
+  CHECK(config.is_object());
+  CHECK(config.at("model_type").as_string() == "llama");
+  CHECK(config.at("hidden_size").as_int() == 4096);
+  CHECK(config.at("rms_norm_eps").as_number() == doctest::Approx(1e-6));
+  CHECK_FALSE(config.at("tie_word_embeddings").as_bool());
+  CHECK(config.at("rope_scaling").is_null());
+  CHECK(config.at("architectures").as_array().at(0).as_string() == "LlamaForCausalLM");
+  CHECK(config.at("nested").at("b").as_number() == -50.0);
+  CHECK(config.find("absent") == nullptr);
+
+  const Json::Object& members = config.as_object();
+  REQUIRE(members.size() == 7);
+  CHECK(members[0].first == "model_type");
+  CHECK(members[6].first == "nested");
+}
+
+TEST_CASE("Json parses scalars at top level") {
+  CHECK(Json::parse("null").is_null());
+  CHECK(Json::parse(" true ").as_bool());
+  CHECK(Json::parse("0").as_int() == 0);
+  CHECK(Json::parse("-12").as_int() == -12);
+  CHECK(Json::parse("3.25").as_number() == 3.25);
+  CHECK(Json::parse("1E3").as_number() == 1000.0);
+  CHECK(Json::parse("2e-3").as_number() == doctest::Approx(0.002));
+  CHECK(Json::parse("\"x\"").as_string() == "x");
+  CHECK(std::isinf(Json::parse("1e400").as_number()));
+}
+
+TEST_CASE("Json string escapes decode to UTF-8") {
+  CHECK(Json::parse(R"("a\"b\\c\/d\b\f\n\r\t")").as_string() == "a\"b\\c/d\b\f\n\r\t");
+  CHECK(Json::parse(R"("\u0041\u00e9\u20AC")").as_string() == "A\xC3\xA9\xE2\x82\xAC");
+  // U+1F600 as a surrogate pair.
+  CHECK(Json::parse(R"("\ud83d\ude00")").as_string() == "\xF0\x9F\x98\x80");
+  // Raw UTF-8 passes through.
+  CHECK(Json::parse("\"\xC4\xA0the\"").as_string() == "\xC4\xA0the");
+}
+
+TEST_CASE("Json::parse reports the offset and what was expected") {
+  CHECK(parse_error("") == "invalid JSON at offset 0: expected a value, found end of input");
+  CHECK(parse_error("[1, 2") == "invalid JSON at offset 5: expected ',' or ']' in array");
+  CHECK(parse_error("{\"a\" 1}") == "invalid JSON at offset 5: expected ':' after object key");
+  CHECK(parse_error("{\"a\":1,}") ==
+        "invalid JSON at offset 7: expected '\"' to start an object key");
+  CHECK(parse_error("[1] x") ==
+        "invalid JSON at offset 4: expected end of input after the JSON value");
+  CHECK(parse_error("tru").find("offset 0: expected a value") != std::string::npos);
+  CHECK(parse_error("01").find("offset 1: expected end of input") != std::string::npos);
+  CHECK(parse_error("-").find("offset 1: expected a digit in number") != std::string::npos);
+  CHECK(parse_error("1.").find("offset 2: expected a digit after '.'") != std::string::npos);
+  CHECK(parse_error("1e+").find("offset 3: expected a digit in number exponent") !=
+        std::string::npos);
+  CHECK(parse_error("\"abc").find("offset 4: expected '\"' to end the string") !=
+        std::string::npos);
+  CHECK(parse_error("\"a\nb\"").find("offset 2: control character in string") != std::string::npos);
+  CHECK(parse_error(R"("\x")").find("offset 2: expected one of") != std::string::npos);
+  CHECK(parse_error(R"("\u12G4")").find("offset 5: expected 4 hex digits") != std::string::npos);
+  CHECK(parse_error(R"("\ud83d")").find("offset 1: high surrogate \\uD83D") != std::string::npos);
+  CHECK(parse_error(R"("\ude00")").find("offset 1: unpaired low surrogate \\uDE00") !=
+        std::string::npos);
+  CHECK(parse_error("{\"a\":1,\"b\":2,\"a\":3}") ==
+        "invalid JSON at offset 0: object repeats key \"a\"");
+}
+
+TEST_CASE("Json::parse limits nesting depth") {
+  std::string ok = std::string(512, '[') + std::string(512, ']');
+  CHECK(Json::parse(ok).is_array());
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(parse_error(deep).find("offset 512: nesting deeper than 512") != std::string::npos);
+}
+
+TEST_CASE("Json accessors name expected and actual kinds") {
+  Json number = Json::number(2.5);
+  CHECK_THROWS_WITH_AS(number.as_string(), "expected JSON string, got number", Error);
+  CHECK_THROWS_WITH_AS(number.as_int(), "expected an integer, got 2.5", Error);
+  CHECK_THROWS_WITH_AS(Json().as_bool(), "expected JSON boolean, got null", Error);
+  CHECK_THROWS_WITH_AS(Json::string("a").as_array(), "expected JSON array, got string", Error);
+  CHECK_THROWS_WITH_AS(Json::array({}).as_object(), "expected JSON object, got array", Error);
+  CHECK_THROWS_WITH_AS(Json::number(1e19).as_int(), "expected an integer, got 1e+19", Error);
+  CHECK(Json::number(-4398046511104.0).as_int() == -4398046511104);  // beyond int32
+
+  Json object = Json::parse(R"({"n_layer": 12})");
+  CHECK_THROWS_WITH_AS(object.at("n_head"), "missing key \"n_head\"", Error);
+  CHECK_THROWS_WITH_AS(Json::array({}).at("k"),
+                       "cannot look up key \"k\": expected JSON object, got array", Error);
+  CHECK(Json::array({}).find("k") == nullptr);
+  CHECK(Json::kind_name(Json::Kind::boolean) == std::string("boolean"));
+}
+
+TEST_CASE("Json builders, set and push_back") {
+  Json object = Json::object({{"b", Json::number(1)}});
+  object.set("a", Json::string("x"));
+  object.set("b", Json::boolean(true));  // replaces in place
+  CHECK(object.dump() == R"({"b":true,"a":"x"})");
+
+  Json list = Json::array({});
+  list.push_back(Json::number(1));
+  list.push_back(Json());
+  CHECK(list.dump() == "[1,null]");
+  CHECK(list.kind() == Json::Kind::array);
+
+  CHECK_THROWS_WITH_AS(list.set("k", Json()),
+                       "cannot set key \"k\": expected JSON object, got array", Error);
+  CHECK_THROWS_WITH_AS(object.push_back(Json()),
+                       "cannot push_back: expected JSON array, got object", Error);
+}
+
+TEST_CASE("Json::dump prints numbers compactly and round-trips") {
+  CHECK(Json::number(3).dump() == "3");
+  CHECK(Json::number(-0.0).dump() == "0");
+  CHECK(Json::number(0.1).dump() == "0.1");
+  CHECK(Json::number(2.345678).dump() == "2.345678");
+  CHECK(Json::number(1e-7).dump() == "1e-07");
+  CHECK(Json::number(9007199254740991.0).dump() == "9007199254740991");
+  CHECK(Json::number(std::numeric_limits<double>::quiet_NaN()).dump() == "null");
+  CHECK(Json::number(-std::numeric_limits<double>::infinity()).dump() == "null");
+  double third = 1.0 / 3.0;
+  CHECK(Json::parse(Json::number(third).dump()).as_number() == third);
+  double big = 1.5e300;
+  CHECK(Json::parse(Json::number(big).dump()).as_number() == big);
+
+  std::string text = R"({"a":[1,2.5,"s\n",true,null,{}],"b":{"c":[]}})";
+  CHECK(Json::parse(text).dump() == text);
+}
+
+TEST_CASE("Json::quote escapes what JSON requires") {
+  CHECK(Json::quote("plain") == "\"plain\"");
+  CHECK(Json::quote("q\"b\\") == R"("q\"b\\")");
+  CHECK(Json::quote(std::string("\x01\x1f\n\t", 4)) == R"("\u0001\u001f\n\t")");
+  CHECK(Json::quote("\xE2\x82\xAC") == "\"\xE2\x82\xAC\"");
+  std::string all_bytes;
+  for (int c = 1; c < 256; ++c) all_bytes.push_back(static_cast<char>(c));
+  CHECK(Json::parse(Json::quote(all_bytes)).as_string() == all_bytes);
+}

@@ -1,0 +1,73 @@
+#include "io/metrics.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+using llmft::Error;
+using llmft::io::Json;
+using llmft::io::MetricsWriter;
+
+namespace {
+
+// A fresh directory under the system temp dir, removed with everything in it.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("llmft_metrics_test_" + std::to_string(::getpid()));
+  TempDir() {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("MetricsWriter writes one flushed JSON line per call") {
+  TempDir dir;
+  std::string path = (dir.path / "metrics.jsonl").string();
+  MetricsWriter writer(path);
+  CHECK(writer.enabled());
+  CHECK(writer.path() == path);
+  writer.write(Json::object({{"step", Json::number(1)}, {"loss", Json::number(2.5)}}));
+  // Flushed: visible to a reader while the writer is still open.
+  CHECK(read_all(path) == "{\"step\":1,\"loss\":2.5}\n");
+  writer.write(Json::object({{"step", Json::number(2)}, {"note", Json::string("a\nb")}}));
+  CHECK(read_all(path) == "{\"step\":1,\"loss\":2.5}\n{\"step\":2,\"note\":\"a\\nb\"}\n");
+}
+
+TEST_CASE("MetricsWriter appends to an existing file") {
+  TempDir dir;
+  std::string path = (dir.path / "metrics.jsonl").string();
+  MetricsWriter(path).write(Json::object({{"step", Json::number(1)}}));
+  MetricsWriter(path).write(Json::object({{"step", Json::number(2)}}));
+  CHECK(read_all(path) == "{\"step\":1}\n{\"step\":2}\n");
+}
+
+TEST_CASE("MetricsWriter with an empty path is disabled") {
+  MetricsWriter writer("");
+  CHECK_FALSE(writer.enabled());
+  writer.write(Json::object({{"step", Json::number(1)}}));
+}
+
+TEST_CASE("MetricsWriter errors name the path") {
+  TempDir dir;
+  std::string path = (dir.path / "missing_dir" / "metrics.jsonl").string();
+  std::string expected = "cannot open metrics file " + path + ": No such file or directory";
+  CHECK_THROWS_WITH_AS(MetricsWriter{path}, doctest::Contains(expected.c_str()), Error);
+
+  MetricsWriter writer((dir.path / "metrics.jsonl").string());
+  CHECK_THROWS_WITH_AS(writer.write(Json::number(1)),
+                       doctest::Contains("must be a JSON object, got number"), Error);
+}

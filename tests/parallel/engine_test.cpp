@@ -1,0 +1,144 @@
+// The Engine's step: gradient accumulation equals one big batch, clipping bounds the
+// update, and training on the bundled corpus lowers the validation loss.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include <unistd.h>
+
+#include "core/cpu/cpu_backend.h"
+#include "core/model_factory.h"
+#include "io/byte_tokenizer.h"
+#include "io/data_loader.h"
+#include "io/prepare.h"
+#include "io/token_file.h"
+#include "parallel/engine.h"
+
+using namespace llmft;
+
+namespace {
+
+ModelConfig small_gpt2() {
+  ModelConfig c;
+  c.name = "engine-test";
+  c.vocab_size = 257;
+  c.max_seq_len = 64;
+  c.hidden = 32;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_kv_head = 2;
+  c.intermediate = 128;
+  return c;
+}
+
+struct Rig {
+  CpuBackend be;
+  Allocator alloc{be.memory(), 0};
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Engine> engine;
+  Rig(const ModelConfig& c, const EngineOptions& o) {
+    model = make_model(c, be, alloc);
+    engine = std::make_unique<Engine>(*model, be, alloc, o);
+  }
+  std::vector<float> all_params() {
+    std::vector<float> out;
+    for (size_t u = 0; u < model->units().size(); ++u) {
+      auto p = engine->read_params(static_cast<int>(u));
+      out.insert(out.end(), p.begin(), p.end());
+    }
+    return out;
+  }
+};
+
+std::vector<int32_t> random_tokens(size_t n, int vocab, std::mt19937_64& rng) {
+  std::vector<int32_t> t(n);
+  for (int32_t& x : t) x = static_cast<int32_t>(rng() % vocab);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("gradient accumulation over micro-batches equals one batch of their union") {
+  EngineOptions o;
+  o.optimizer.kind = OptimizerKind::sgd;
+  o.schedule = LrSchedule{LrShape::constant, 0.1f, 0.0f, 0, 1};
+  const ModelConfig c = small_gpt2();
+  std::mt19937_64 rng(5);
+  const int T = 16;
+  auto inputs = random_tokens(4 * T, c.vocab_size, rng);
+  auto targets = random_tokens(4 * T, c.vocab_size, rng);
+  targets[5] = -1;  // masked tokens are excluded from the mean in both runs
+
+  Rig whole(c, o), split(c, o);
+  StepStats a = whole.engine->train_step({MicroBatch{4, T, inputs.data(), targets.data()}}, 1);
+  StepStats b = split.engine->train_step({MicroBatch{1, T, inputs.data(), targets.data()},
+                                          MicroBatch{3, T, inputs.data() + T, targets.data() + T}},
+                                         1);
+  CHECK(a.target_tokens == 4 * T - 1);
+  CHECK(b.loss == doctest::Approx(a.loss).epsilon(1e-6));
+  CHECK(b.grad_norm == doctest::Approx(a.grad_norm).epsilon(1e-5));
+  auto pa = whole.all_params(), pb = split.all_params();
+  double max_diff = 0;
+  for (size_t i = 0; i < pa.size(); ++i)
+    max_diff = std::max(max_diff, double(std::fabs(pa[i] - pb[i])));
+  CHECK(max_diff < 1e-6);
+}
+
+TEST_CASE("gradient clipping limits the SGD update to lr x max norm") {
+  EngineOptions o;
+  o.optimizer.kind = OptimizerKind::sgd;
+  o.schedule = LrSchedule{LrShape::constant, 0.5f, 0.0f, 0, 1};
+  o.clip_grad = 0.01f;
+  const ModelConfig c = small_gpt2();
+  std::mt19937_64 rng(6);
+  auto inputs = random_tokens(32, c.vocab_size, rng),
+       targets = random_tokens(32, c.vocab_size, rng);
+  Rig rig(c, o);
+  auto before = rig.all_params();
+  StepStats s = rig.engine->train_step({MicroBatch{2, 16, inputs.data(), targets.data()}}, 1);
+  CHECK(s.grad_norm > 0.01);
+  auto after = rig.all_params();
+  double sq = 0;
+  for (size_t i = 0; i < before.size(); ++i)
+    sq += double(after[i] - before[i]) * (after[i] - before[i]);
+  CHECK(std::sqrt(sq) == doctest::Approx(0.5 * 0.01).epsilon(1e-3));
+}
+
+TEST_CASE("training on the bundled corpus lowers the validation loss") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("llmft_engine_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  io::ByteTokenizer tok;
+  io::prepare_token_file(std::string(LLMFT_SOURCE_DIR) + "/examples/data/train.txt",
+                         (dir / "train.tok").string(), tok, false);
+  io::prepare_token_file(std::string(LLMFT_SOURCE_DIR) + "/examples/data/val.txt",
+                         (dir / "val.tok").string(), tok, false);
+  io::TokenFile train((dir / "train.tok").string()), val((dir / "val.tok").string());
+
+  EngineOptions o;
+  o.schedule = LrSchedule{LrShape::cosine, 3e-3f, 3e-4f, 10, 80};
+  o.clip_grad = 1.0f;
+  Rig rig(small_gpt2(), o);
+  const int B = 8, T = 64;
+  auto to_views = [](const std::vector<io::Batch>& batches) {
+    std::vector<MicroBatch> v;
+    for (const io::Batch& b : batches)
+      v.push_back({b.batch, b.seq_len, b.inputs.data(), b.targets.data()});
+    return v;
+  };
+  auto val_batches = io::evaluation_batches(val, T, B, 32);
+  const double before = rig.engine->evaluate(to_views(val_batches));
+  CHECK(before == doctest::Approx(std::log(257.0)).epsilon(0.05));
+  io::DataLoader loader(train, T, 1);
+  for (int step = 1; step <= 80; ++step) {
+    io::Batch b = loader.next(B, 0, B);
+    rig.engine->train_step(to_views({b}), step);
+  }
+  const double after = rig.engine->evaluate(to_views(val_batches));
+  MESSAGE("validation loss " << before << " -> " << after);
+  CHECK(after < 0.6 * before);
+  fs::remove_all(dir);
+}
