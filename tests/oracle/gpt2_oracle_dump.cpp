@@ -1,0 +1,131 @@
+// Writes what tests/oracle/hf_gpt2_oracle.py checks against Hugging Face transformers:
+// a GPT-2 model directory (config.json, model.safetensors) with llmft's weights, the
+// gradient of the mean loss on batch 0 (grads.safetensors), the token batches
+// (batch.safetensors), and the losses of AdamW steps (result.json).
+//
+// usage: gpt2_oracle_dump OUT_DIR VOCAB POSITIONS HIDDEN LAYERS HEADS INNER BATCH SEQ STEPS
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "core/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "core/gpt2/gpt2_model.h"
+#include "core/param_init.h"
+#include "io/atomic_file.h"
+#include "io/hf_checkpoint.h"
+#include "io/json.h"
+#include "io/safetensors.h"
+#include "parallel/engine.h"
+
+using namespace llmft;
+
+namespace {
+
+// Weights larger than GPT-2's 0.02 init and non-trivial LayerNorm parameters, so that
+// convention errors (GELU variant, transposes, norm placement) show up in the numbers.
+io::UnitValues oracle_weights(const std::vector<UnitLayout>& units) {
+  io::UnitValues values;
+  for (const UnitLayout& u : units) {
+    values.emplace_back(u.numel);
+    for (const ParamInfo& p : u.params) {
+      ParamInfo noisy = p;
+      noisy.init_std = p.init_std > 0 ? 0.2f : 0.1f;
+      initial_values(noisy, 77, 0, p.numel(), values.back().data() + p.offset);
+      if (p.init_value == 1.0f) {
+        for (int64_t i = 0; i < p.numel(); ++i) values.back()[p.offset + i] += 1.0f;
+      }
+    }
+  }
+  return values;
+}
+
+io::SafeTensor int_tensor(const std::string& name, const std::vector<int32_t>& data,
+                          std::vector<int64_t> shape) {
+  io::SafeTensor t{name, "I32", std::move(shape), {}};
+  t.bytes.resize(data.size() * sizeof(int32_t));
+  std::memcpy(t.bytes.data(), data.data(), t.bytes.size());
+  return t;
+}
+
+int run(int argc, char** argv) {
+  LLMFT_REQUIRE(argc == 11, "usage: gpt2_oracle_dump OUT_DIR VOCAB POSITIONS HIDDEN LAYERS "
+                            "HEADS INNER BATCH SEQ STEPS");
+  const std::string dir = argv[1];
+  ModelConfig c;
+  c.name = "oracle";
+  c.vocab_size = std::stoi(argv[2]);
+  c.max_seq_len = std::stoi(argv[3]);
+  c.hidden = std::stoi(argv[4]);
+  c.n_layer = std::stoi(argv[5]);
+  c.n_head = c.n_kv_head = std::stoi(argv[6]);
+  c.intermediate = std::stoi(argv[7]);
+  const int B = std::stoi(argv[8]), T = std::stoi(argv[9]), steps = std::stoi(argv[10]);
+
+  EngineOptions o;
+  o.optimizer.kind = OptimizerKind::adamw;
+  o.optimizer.beta1 = 0.9f;
+  o.optimizer.beta2 = 0.95f;
+  o.optimizer.eps = 1e-8f;
+  o.optimizer.weight_decay = 0.1f;
+  o.schedule = LrSchedule{LrShape::constant, 1e-3f, 0.0f, 0, steps};
+  CpuBackend be;
+  Allocator alloc(be.memory(), 0);
+  Gpt2Model model(c, be, alloc);
+  Engine engine(model, be, alloc, o);
+  const io::UnitValues weights = oracle_weights(model.units());
+  for (size_t u = 0; u < weights.size(); ++u) engine.write_params(static_cast<int>(u), weights[u]);
+  io::write_hf_model_dir(dir, c, model.units(), weights);
+
+  std::mt19937_64 rng(2024);
+  std::vector<int32_t> inputs(static_cast<size_t>(steps) * B * T), targets(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = static_cast<int32_t>(rng() % c.vocab_size);
+    targets[i] = static_cast<int32_t>(rng() % c.vocab_size);
+  }
+  io::write_safetensors(dir + "/batch.safetensors",
+                        {int_tensor("inputs", inputs, {steps, B, T}),
+                         int_tensor("targets", targets, {steps, B, T})});
+
+  io::Json losses = io::Json::array({});
+  double first_loss = 0;
+  for (int step = 1; step <= steps; ++step) {
+    const size_t offset = static_cast<size_t>(step - 1) * B * T;
+    StepStats s =
+        engine.train_step({MicroBatch{B, T, inputs.data() + offset, targets.data() + offset}}, step);
+    losses.push_back(io::Json::number(s.loss));
+    if (step == 1) {
+      first_loss = s.loss;
+      io::UnitValues grads;
+      for (size_t u = 0; u < model.units().size(); ++u) {
+        grads.push_back(engine.read_grads(static_cast<int>(u)));
+      }
+      io::write_hf_safetensors(dir + "/grads.safetensors", model.units(), grads);
+    }
+  }
+  io::Json adamw = io::Json::object({});
+  adamw.set("lr", io::Json::number(o.schedule.peak_lr));
+  adamw.set("beta1", io::Json::number(o.optimizer.beta1));
+  adamw.set("beta2", io::Json::number(o.optimizer.beta2));
+  adamw.set("eps", io::Json::number(o.optimizer.eps));
+  adamw.set("weight_decay", io::Json::number(o.optimizer.weight_decay));
+  adamw.set("losses", losses);
+  io::Json result = io::Json::object({});
+  result.set("loss", io::Json::number(first_loss));
+  result.set("adamw", adamw);
+  io::write_file_atomically(dir + "/result.json", result.dump() + "\n");
+  std::printf("wrote %s: loss %.6f, %d AdamW steps\n", dir.c_str(), first_loss, steps);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpt2_oracle_dump: error: %s\n", e.what());
+    return 1;
+  }
+}
