@@ -72,7 +72,7 @@ ModelConfig read_hf_config(const std::string& path) {
     return parse_hf_config(Json::parse(text.str()), path);
   } catch (const Error& e) {
     const std::string what = e.what();
-    if (what.rfind(path, 0) == 0) throw;
+    if (what.find(path) != std::string::npos) throw;
     LLMFT_FAIL(path << ": " << what);
   }
 }

@@ -1,0 +1,57 @@
+# Command-line behaviour of the llmft binary: bad input fails cleanly with a one-line
+# error naming the problem, and a multi-rank job refuses to train without a strategy.
+set(cli_dir ${CMAKE_CURRENT_BINARY_DIR}/cli)
+set(expect ${CMAKE_CURRENT_SOURCE_DIR}/launch/expect_failure.sh)
+set(llmft $<TARGET_FILE:llmft>)
+
+add_test(NAME cli_setup COMMAND bash -c
+  "rm -rf '${cli_dir}' && mkdir -p '${cli_dir}' &&
+   '${llmft}' prepare --input '${PROJECT_SOURCE_DIR}/examples/data/val.txt' --output '${cli_dir}/val.tok' &&
+   head -c 1000 '${cli_dir}/val.tok' > '${cli_dir}/truncated.tok' &&
+   echo '{\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 257, \"n_positions\": 64, \"n_embd\": 100, \"n_layer\": 2, \"n_head\": 3}' > '${cli_dir}/indivisible.json'")
+set_tests_properties(cli_setup PROPERTIES FIXTURES_SETUP cli_data TIMEOUT 60)
+
+# name | stderr pattern | arguments after `llmft`
+set(outputs --absent ${cli_dir}/out --absent ${cli_dir}/metrics.jsonl)
+set(train_outputs --save-dir ${cli_dir}/out --metrics ${cli_dir}/metrics.jsonl)
+function(cli_failure name pattern)
+  add_test(NAME cli_${name} COMMAND bash ${expect} "${pattern}" --one-line ${outputs} -- ${llmft} ${ARGN})
+  set_tests_properties(cli_${name} PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60)
+endfunction()
+
+cli_failure(unknown_option "unrecognised option '--bogus'" --bogus 1)
+cli_failure(missing_data "no_such_file.tok" --data ${cli_dir}/no_such_file.tok ${train_outputs})
+cli_failure(truncated_data "truncated.tok.*(size|bytes)" --data ${cli_dir}/truncated.tok ${train_outputs})
+cli_failure(seq_len_too_long "--seq-len 1000 is longer than the context"
+  --data ${cli_dir}/val.tok --seq-len 1000 ${train_outputs})
+cli_failure(indivisible_config "hidden size 100 is not divisible by the number of heads 3"
+  --model ${cli_dir}/indivisible.json --data ${cli_dir}/val.tok ${train_outputs})
+cli_failure(zero_steps "--steps must be at least 1" --data ${cli_dir}/val.tok --steps 0 ${train_outputs})
+cli_failure(device_memory_too_small "will not fit.*--device-memory"
+  --data ${cli_dir}/val.tok --device-memory 4MiB ${train_outputs})
+cli_failure(bad_memory_size "--device-memory: '12XB' is not a size|unknown size unit"
+  --data ${cli_dir}/val.tok --device-memory 12XB ${train_outputs})
+cli_failure(vocab_mismatch "vocabulary of 257 but --model gpt2 has 50257"
+  --model gpt2 --data ${cli_dir}/val.tok ${train_outputs})
+cli_failure(missing_config_file "--config .*cannot read" --config ${cli_dir}/absent.ini)
+
+# More than one rank without a parallel strategy must refuse, on every rank, promptly.
+set(mpi_flags --oversubscribe)
+execute_process(COMMAND id -u OUTPUT_VARIABLE uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(uid STREQUAL "0")
+  list(APPEND mpi_flags --allow-run-as-root)
+endif()
+add_test(NAME cli_refuses_multiple_ranks COMMAND bash ${expect} "trains on one rank only" ${outputs} --
+  ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${mpi_flags} ${llmft} --data ${cli_dir}/val.tok ${train_outputs})
+set_tests_properties(cli_refuses_multiple_ranks PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
+
+# --help lists every option with its default; a config file supplies options and the
+# command line overrides them.
+add_test(NAME cli_help COMMAND ${llmft} --help)
+set_tests_properties(cli_help PROPERTIES
+  PASS_REGULAR_EXPRESSION "--lr-schedule arg \\(=cosine\\).*--device-memory arg \\(=0\\)")
+add_test(NAME cli_config_file COMMAND bash -c
+  "printf 'steps = 0\\nseq-len = 16\\n' > '${cli_dir}/run.ini' &&
+   '${llmft}' --config '${cli_dir}/run.ini' --data '${cli_dir}/val.tok' --steps 2 --micro-batch 2 --threads 1")
+set_tests_properties(cli_config_file PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "windows of 16 tokens.*step +2/2")
