@@ -36,13 +36,21 @@ void initial_values(const ParamInfo& p, uint64_t seed, int64_t begin, int64_t co
   }
   const uint64_t key = splitmix64(seed ^ fnv1a(p.name));
   constexpr double kTwoPi = 6.283185307179586;
+  // Box-Muller turns the uniform pair k into the normals of elements 2k (cos) and 2k + 1
+  // (sin), so an element's value depends on its index alone.
+  const int64_t first_pair = begin / 2, last_pair = (begin + count - 1) / 2;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < count; ++i) {
-    const uint64_t index = static_cast<uint64_t>(begin + i);
-    double u1 = unit_uniform(splitmix64(key + 2 * index));
-    double u2 = unit_uniform(splitmix64(key + 2 * index + 1));
-    double normal = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-    out[i] = static_cast<float>(normal * p.init_std);
+  for (int64_t pair = first_pair; pair <= last_pair; ++pair) {
+    const uint64_t k = static_cast<uint64_t>(pair);
+    const double radius = std::sqrt(-2.0 * std::log(unit_uniform(splitmix64(key + 2 * k))));
+    const double angle = kTwoPi * unit_uniform(splitmix64(key + 2 * k + 1));
+    const int64_t even = 2 * pair, odd = even + 1;
+    if (even >= begin && even < begin + count) {
+      out[even - begin] = static_cast<float>(radius * std::cos(angle) * p.init_std);
+    }
+    if (odd >= begin && odd < begin + count) {
+      out[odd - begin] = static_cast<float>(radius * std::sin(angle) * p.init_std);
+    }
   }
 }
 

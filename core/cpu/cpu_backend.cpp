@@ -34,7 +34,19 @@ int64_t rows(const Tensor& t) {
 
 }  // namespace
 
+CpuMemory::~CpuMemory() {
+  for (auto& [bytes, blocks] : cached_) {
+    for (void* ptr : blocks) std::free(ptr);
+  }
+}
+
 void* CpuMemory::allocate(size_t bytes) {
+  auto it = cached_.find(bytes);
+  if (it != cached_.end() && !it->second.empty()) {
+    void* ptr = it->second.back();
+    it->second.pop_back();
+    return ptr;
+  }
   void* ptr = std::aligned_alloc(64, bytes);
   if (ptr == nullptr) {
     LLMFT_FAIL("cpu: the host could not provide "
@@ -43,8 +55,8 @@ void* CpuMemory::allocate(size_t bytes) {
   return ptr;
 }
 
-void CpuMemory::release(void* ptr, size_t) {
-  std::free(ptr);
+void CpuMemory::release(void* ptr, size_t bytes) {
+  cached_[bytes].push_back(ptr);
 }
 
 void CpuBackend::set_threads(int threads) {

@@ -3,14 +3,28 @@
 // products go to OpenBLAS. Every test runs on it; the CUDA backend must agree with it.
 #pragma once
 
+#include <unordered_map>
+#include <vector>
+
 #include "core/backend.h"
 
 namespace llmft {
 
+// Host memory for the CPU backend. Like the CUDA caching allocator, it keeps released
+// blocks and hands them out again for requests of the same size, so the buffers a
+// training step takes and frees are not returned to the OS (and page-faulted back in)
+// every step. The tracking Allocator counts bytes in use, not bytes cached.
 class CpuMemory : public DeviceMemory {
  public:
+  CpuMemory() = default;
+  CpuMemory(const CpuMemory&) = delete;
+  CpuMemory& operator=(const CpuMemory&) = delete;
+  ~CpuMemory() override;
   void* allocate(size_t bytes) override;
   void release(void* ptr, size_t bytes) override;
+
+ private:
+  std::unordered_map<size_t, std::vector<void*>> cached_;
 };
 
 class CpuBackend : public Backend {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/cpu/cpu_kernels.h"
+#include "core/cpu/vector_math.h"
 
 namespace llmft::cpu {
 
@@ -18,10 +19,12 @@ double cross_entropy_fused(float* logits, const int32_t* targets, int64_t N, int
       continue;
     }
     float row_max = row[0];
+#pragma omp simd reduction(max : row_max)
     for (int64_t v = 1; v < V; ++v) row_max = row[v] > row_max ? row[v] : row_max;
     float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
     for (int64_t v = 0; v < V; ++v) {
-      row[v] = std::exp(row[v] - row_max);
+      row[v] = fast_exp(row[v] - row_max);
       sum += row[v];
     }
     const float target_prob = row[target] / sum;

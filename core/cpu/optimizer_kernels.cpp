@@ -6,9 +6,17 @@
 namespace llmft::cpu {
 
 double sum_squares(const float* x, int64_t n) {
+  // f32 partial sums over short blocks (vectorised), added up in f64.
+  constexpr int64_t kBlock = 1024;
   double sum = 0.0;
 #pragma omp parallel for reduction(+ : sum) schedule(static)
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t end = start + kBlock < n ? start + kBlock : n;
+    float block = 0.0f;
+#pragma omp simd reduction(+ : block)
+    for (int64_t i = start; i < end; ++i) block += x[i] * x[i];
+    sum += block;
+  }
   return sum;
 }
 

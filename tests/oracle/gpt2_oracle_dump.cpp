@@ -50,8 +50,9 @@ io::SafeTensor int_tensor(const std::string& name, const std::vector<int32_t>& d
 }
 
 int run(int argc, char** argv) {
-  LLMFT_REQUIRE(argc == 11, "usage: gpt2_oracle_dump OUT_DIR VOCAB POSITIONS HIDDEN LAYERS "
-                            "HEADS INNER BATCH SEQ STEPS");
+  LLMFT_REQUIRE(argc == 11,
+                "usage: gpt2_oracle_dump OUT_DIR VOCAB POSITIONS HIDDEN LAYERS "
+                "HEADS INNER BATCH SEQ STEPS");
   const std::string dir = argv[1];
   ModelConfig c;
   c.name = "oracle";
@@ -84,16 +85,16 @@ int run(int argc, char** argv) {
     inputs[i] = static_cast<int32_t>(rng() % c.vocab_size);
     targets[i] = static_cast<int32_t>(rng() % c.vocab_size);
   }
-  io::write_safetensors(dir + "/batch.safetensors",
-                        {int_tensor("inputs", inputs, {steps, B, T}),
-                         int_tensor("targets", targets, {steps, B, T})});
+  io::write_safetensors(
+      dir + "/batch.safetensors",
+      {int_tensor("inputs", inputs, {steps, B, T}), int_tensor("targets", targets, {steps, B, T})});
 
   io::Json losses = io::Json::array({});
   double first_loss = 0;
   for (int step = 1; step <= steps; ++step) {
     const size_t offset = static_cast<size_t>(step - 1) * B * T;
-    StepStats s =
-        engine.train_step({MicroBatch{B, T, inputs.data() + offset, targets.data() + offset}}, step);
+    StepStats s = engine.train_step(
+        {MicroBatch{B, T, inputs.data() + offset, targets.data() + offset}}, step);
     losses.push_back(io::Json::number(s.loss));
     if (step == 1) {
       first_loss = s.loss;

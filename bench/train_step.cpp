@@ -1,0 +1,139 @@
+// bench_train_step: times llmft training steps (AdamW, fp32, CPU) and prints them beside
+// two peers measured in the same run: OpenBLAS sgemm on this machine (achieved GFLOP/s
+// as a fraction of it), and optionally the same step in PyTorch (transformers'
+// GPT2LMHeadModel + torch.optim.AdamW, bench/torch_train_step.py) as a time ratio.
+//
+// usage: bench_train_step [--model gpt2] [--batch 4] [--seq 64] [--steps 5] [--warmup 1]
+//                         [--threads 2] [--python PATH --peer-script PATH]
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/backend_registry.h"
+#include "core/error.h"
+#include "core/model_factory.h"
+#include "io/hf_config.h"
+#include "io/json.h"
+#include "parallel/engine.h"
+#include "parallel/flops.h"
+
+using namespace llmft;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::map<std::string, std::string> parse_args(int argc, char** argv) {
+  std::map<std::string, std::string> args = {
+      {"model", "gpt2"}, {"batch", "4"},   {"seq", "64"},  {"steps", "5"},
+      {"warmup", "1"},   {"threads", "2"}, {"python", ""}, {"peer-script", ""}};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string key = argv[i];
+    LLMFT_REQUIRE(key.rfind("--", 0) == 0 && args.count(key.substr(2)),
+                  "unknown argument " << key << " (see the header of bench/train_step.cpp)");
+    args[key.substr(2)] = argv[i + 1];
+  }
+  return args;
+}
+
+// Best-of-3 sgemm rate on an (n x n) @ (n x n) product: the machine's BLAS ceiling.
+double sgemm_gflops(int n) {
+  std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(a.size(), 0.25f), c(a.size());
+  double best = 1e30;
+  for (int rep = 0; rep < 4; ++rep) {
+    auto start = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
+    if (rep > 0) best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * n * n * n / best * 1e-9;
+}
+
+double torch_ms_per_step(const std::map<std::string, std::string>& args, const ModelConfig& c) {
+  std::string cmd = args.at("python") + " " + args.at("peer-script") + " --n-layer " +
+                    std::to_string(c.n_layer) + " --n-head " + std::to_string(c.n_head) +
+                    " --n-embd " + std::to_string(c.hidden) + " --vocab " +
+                    std::to_string(c.vocab_size) + " --n-positions " +
+                    std::to_string(c.max_seq_len) + " --batch " + args.at("batch") + " --seq " +
+                    args.at("seq") + " --steps " + args.at("steps") + " --warmup " +
+                    args.at("warmup") + " --threads " + args.at("threads");
+  FILE* pipe = popen(cmd.c_str(), "r");
+  LLMFT_REQUIRE(pipe != nullptr, "cannot run the PyTorch peer: " << cmd);
+  std::string output;
+  char chunk[4096];
+  while (size_t n = fread(chunk, 1, sizeof(chunk), pipe)) output.append(chunk, n);
+  LLMFT_REQUIRE(pclose(pipe) == 0, "the PyTorch peer failed: " << cmd);
+  return io::Json::parse(output).at("ms_per_step").as_number();
+}
+
+int run(int argc, char** argv) {
+  const auto args = parse_args(argc, argv);
+  const ModelConfig config = io::resolve_model(args.at("model"));
+  const int B = std::stoi(args.at("batch")), T = std::stoi(args.at("seq"));
+  const int steps = std::stoi(args.at("steps")), warmup = std::stoi(args.at("warmup"));
+  auto backend = make_backend("cpu");
+  backend->set_threads(std::stoi(args.at("threads")));
+
+  Allocator allocator(backend->memory(), 0);
+  auto model = make_model(config, *backend, allocator);
+  EngineOptions options;
+  options.optimizer.weight_decay = 0.1f;
+  options.schedule = LrSchedule{LrShape::constant, 1e-4f, 0.0f, 0, warmup + steps};
+  Engine engine(*model, *backend, allocator, options);
+  std::mt19937_64 rng(1);
+  std::vector<int32_t> inputs(static_cast<size_t>(B) * T), targets(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = static_cast<int32_t>(rng() % config.vocab_size);
+    targets[i] = static_cast<int32_t>(rng() % config.vocab_size);
+  }
+  const MicroBatch batch{B, T, inputs.data(), targets.data()};
+  for (int s = 1; s <= warmup; ++s) engine.train_step({batch}, s);
+  std::vector<double> times;
+  for (int s = 1; s <= steps; ++s) {
+    auto start = Clock::now();
+    engine.train_step({batch}, warmup + s);
+    backend->synchronize();
+    times.push_back(seconds_since(start));
+  }
+  double mean = 0;
+  for (double t : times) mean += t / times.size();
+  const double tokens = static_cast<double>(B) * T;
+  const double gflops = tokens * training_flops_per_token(config, T) / mean * 1e-9;
+  const double blas = sgemm_gflops(1024);
+
+  std::printf("model %s (%lld params), batch %d x seq %d, AdamW fp32, %s threads\n",
+              config.name.c_str(), static_cast<long long>(parameter_count(config)), B, T,
+              args.at("threads").c_str());
+  std::printf("llmft step:      %8.1f ms (min %.1f) | %8.1f tokens/s | %7.1f GFLOP/s\n", mean * 1e3,
+              *std::min_element(times.begin(), times.end()) * 1e3, tokens / mean, gflops);
+  std::printf("openblas sgemm:  %8.1f GFLOP/s (1024^3) | llmft step at %.1f%% of it\n", blas,
+              100.0 * gflops / blas);
+  if (!args.at("python").empty()) {
+    const double torch_ms = torch_ms_per_step(args, config);
+    std::printf("pytorch step:    %8.1f ms | llmft is %.2fx %s\n", torch_ms,
+                torch_ms / (mean * 1e3),
+                torch_ms > mean * 1e3 ? "faster" : "slower (ratio = pytorch / llmft time)");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_train_step: error: %s\n", e.what());
+    return 1;
+  }
+}
