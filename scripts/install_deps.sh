@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what llmft needs on a Debian machine, skipping what is already there:
+# compilers and CMake, Open MPI, OpenBLAS (OpenMP build), HDF5, Boost.Program_options,
+# doctest. With --python, also the Python environment the oracle tests and benchmarks
+# use (torch, transformers, safetensors, tokenizers, h5py), kept outside the clone in
+# LLMFT_VENV (default ~/.cache/llmft/venv) so repeated runs reuse it.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-openmp-dev
+          libhdf5-dev libboost-program-options-dev doctest-dev python3 python3-venv)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "install_deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+if [[ ${1:-} == --python ]]; then
+  venv=${LLMFT_VENV:-$HOME/.cache/llmft/venv}
+  python_packages=(torch transformers safetensors tokenizers h5py numpy)
+  if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import torch, transformers, safetensors, tokenizers, h5py" 2>/dev/null; then
+    echo "install_deps: creating the Python environment in $venv (torch, transformers, ...)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
+    "$venv/bin/pip" install -q "${python_packages[@]}"
+  fi
+fi
