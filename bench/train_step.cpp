@@ -20,6 +20,7 @@
 #include "core/model_factory.h"
 #include "io/hf_config.h"
 #include "io/json.h"
+#include "launch/guarded_main.h"
 #include "parallel/engine.h"
 #include "parallel/flops.h"
 
@@ -130,10 +131,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_train_step: error: %s\n", e.what());
-    return 1;
-  }
+  return llmft::guarded_main("bench_train_step", run, argc, argv);
 }

@@ -17,6 +17,7 @@
 #include "io/hf_checkpoint.h"
 #include "io/json.h"
 #include "io/safetensors.h"
+#include "launch/guarded_main.h"
 #include "parallel/engine.h"
 
 using namespace llmft;
@@ -123,10 +124,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpt2_oracle_dump: error: %s\n", e.what());
-    return 1;
-  }
+  return llmft::guarded_main("gpt2_oracle_dump", run, argc, argv);
 }
