@@ -36,6 +36,8 @@ class Backend {
   virtual void copy_to_host(void* host_dst, Tensor src) = 0;
   virtual void copy(Tensor dst, Tensor src) = 0;
   virtual void fill(Tensor t, float value) = 0;
+  // dst = src in dst's dtype (f32, bf16, fp16; round to nearest even); same numel.
+  virtual void convert(Tensor dst, Tensor src) = 0;
 
   // --- dense layers ---
   // out(N, OC) = inp(N, C) @ weight(OC, C)^T (+ bias(OC) if defined)
@@ -58,6 +60,21 @@ class Backend {
   // dinp(N, C) += d/dinp;  dweight(C) += ...;  dbias(C) += ...
   virtual void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout,
                                   Tensor inp, Tensor weight, Tensor mean, Tensor rstd) = 0;
+  // RMSNorm: out(N, C) = inp * rstd * weight, rstd(N) = 1 / sqrt(mean(inp^2) + eps)
+  virtual void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight,
+                               float eps) = 0;
+  // dinp(N, C) += d/dinp;  dweight(C) += ...
+  virtual void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp,
+                                Tensor weight, Tensor rstd) = 0;
+
+  // --- rotary position embedding (Hugging Face's rotate-half layout) ---
+  // Rotates, in place, the q and k heads of qkv(B, T, (H + 2*KVH) * D) (packed as for
+  // attention) by the angles of positions position_offset + t.
+  virtual void rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+                            int64_t position_offset) = 0;
+  // The inverse rotation, applied in place to d(loss)/d(rotated qkv).
+  virtual void rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
+                             int64_t position_offset) = 0;
 
   // --- attention ---
   // Causal self-attention over a packed projection qkv(B, T, (H + 2*KVH) * D) holding
@@ -74,7 +91,11 @@ class Backend {
   virtual void gelu_forward(Tensor out, Tensor inp) = 0;
   // dinp = gelu'(inp) * dout; dinp may alias dout.
   virtual void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) = 0;
-  // acc += x
+  // SwiGLU: out(N, I) = silu(gate) * up with gate_up(N, 2I) = [gate | up] per row.
+  virtual void swiglu_forward(Tensor out, Tensor gate_up) = 0;
+  // dgate_up(N, 2I) = gradient (overwritten).
+  virtual void swiglu_backward(Tensor dgate_up, Tensor gate_up, Tensor dout) = 0;
+  // acc += x; x is f32, acc f32, bf16 or fp16 (rounded once).
   virtual void add_inplace(Tensor acc, Tensor x) = 0;
 
   // --- loss ---
@@ -85,9 +106,11 @@ class Backend {
                                    float grad_scale) = 0;
 
   // --- optimizer arithmetic ---
-  // sum_sq(1) += sum of x^2 (accumulated in f64 where the device allows).
+  // sum_sq(1) += sum of x^2 (x of any float dtype; accumulated in f64 where the device
+  // allows). Infinite or NaN when x holds inf or NaN.
   virtual void sum_squares(Tensor sum_sq, Tensor x) = 0;
-  // AdamW (decoupled weight decay) on one tensor; grad is multiplied by grad_scale first.
+  // AdamW (decoupled weight decay) on one f32 tensor (the weights, or their f32 master
+  // copy); grad (any float dtype) is multiplied by grad_scale first.
   // bias_correction1/2 = 1 - beta^step.
   virtual void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
                             float beta2, float eps, float weight_decay, float grad_scale,

@@ -43,8 +43,8 @@ class Model {
 
   // Uploads the tokens. Gradients of this micro-batch are scaled by loss_scale (e.g.
   // 1 / target tokens of the whole step, so the step's gradient is the mean's).
-  // With want_logits, the head keeps the logits of the last position of each row for
-  // last_logits() instead of computing the loss.
+  // With want_logits, the head keeps the logits for logits() instead of computing the
+  // loss (and no backward may follow).
   virtual void begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) = 0;
   virtual void forward_unit(int unit, const UnitTensors& units) = 0;
   virtual void backward_unit(int unit, const UnitTensors& units) = 0;
@@ -54,8 +54,8 @@ class Model {
   // Sum of per-token losses since reset_loss() (waits for the device).
   virtual double loss_sum() = 0;
   virtual void reset_loss() = 0;
-  // (batch, vocab) logits at the last position, host copy; needs want_logits.
-  virtual std::vector<float> last_logits() = 0;
+  // (batch, seq, vocab) logits, host copy; needs want_logits.
+  virtual std::vector<float> logits() = 0;
 };
 
 }  // namespace llmft

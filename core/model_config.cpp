@@ -25,6 +25,24 @@ ModelConfig gpt2_shape(const std::string& name, int vocab, int positions, int hi
   return c;
 }
 
+ModelConfig llama_shape(const std::string& name, int vocab, int context, int hidden, int layers,
+                        int heads, int kv_heads, int intermediate, float eps) {
+  ModelConfig c;
+  c.name = name;
+  c.family = ModelFamily::llama;
+  c.vocab_size = vocab;
+  c.max_seq_len = context;
+  c.hidden = hidden;
+  c.n_layer = layers;
+  c.n_head = heads;
+  c.n_kv_head = kv_heads;
+  c.intermediate = intermediate;
+  c.norm_eps = eps;
+  c.rope_theta = 10000.0f;
+  c.tie_embeddings = false;
+  return c;
+}
+
 std::vector<ModelConfig> presets() {
   return {
       // The demo default: byte-level vocabulary (256 bytes + end-of-text).
@@ -33,6 +51,17 @@ std::vector<ModelConfig> presets() {
       gpt2_shape("gpt2-medium", 50257, 1024, 1024, 24, 16),
       gpt2_shape("gpt2-large", 50257, 1024, 1280, 36, 20),
       gpt2_shape("gpt2-xl", 50257, 1024, 1600, 48, 25),
+      // The LLaMA demo/test default: byte-level vocabulary, grouped-query attention.
+      llama_shape("llama-tiny", 257, 256, 128, 4, 4, 2, 352, 1e-5f),
+      // Published shapes (Touvron et al. 2023a/b; TinyLlama). llama-30b is the 33B model.
+      llama_shape("llama-7b", 32000, 2048, 4096, 32, 32, 32, 11008, 1e-6f),
+      llama_shape("llama-13b", 32000, 2048, 5120, 40, 40, 40, 13824, 1e-6f),
+      llama_shape("llama-30b", 32000, 2048, 6656, 60, 52, 52, 17920, 1e-6f),
+      llama_shape("llama-65b", 32000, 2048, 8192, 80, 64, 64, 22016, 1e-5f),
+      llama_shape("llama2-7b", 32000, 4096, 4096, 32, 32, 32, 11008, 1e-5f),
+      llama_shape("llama2-13b", 32000, 4096, 5120, 40, 40, 40, 13824, 1e-5f),
+      llama_shape("llama2-70b", 32000, 4096, 8192, 80, 64, 8, 28672, 1e-5f),
+      llama_shape("tinyllama-1.1b", 32000, 2048, 2048, 22, 32, 4, 5632, 1e-5f),
   };
 }
 

@@ -1,17 +1,21 @@
 #include "core/model_factory.h"
 
-#include "core/error.h"
-#include "core/gpt2/gpt2_model.h"
+#include "core/decoder/decoder_model.h"
+#include "core/gpt2/gpt2_family.h"
+#include "core/llama/llama_family.h"
 
 namespace llmft {
 
-std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend,
-                                  Allocator& allocator) {
+std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend, Allocator& allocator,
+                                  const ModelOptions& options) {
+  std::unique_ptr<Family> family;
   if (config.family == ModelFamily::gpt2) {
-    return std::make_unique<Gpt2Model>(config, backend, allocator);
+    family = std::make_unique<Gpt2Family>();
+  } else {
+    family = std::make_unique<LlamaFamily>();
   }
-  LLMFT_FAIL("model " << config.name << ": the " << family_name(config.family)
-                      << " family is not supported by this build");
+  return std::make_unique<DecoderModel>(config, std::move(family), backend, allocator,
+                                        options.activation_checkpointing);
 }
 
 }  // namespace llmft

@@ -7,7 +7,11 @@
 
 namespace llmft {
 
-std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend,
-                                  Allocator& allocator);
+struct ModelOptions {
+  bool activation_checkpointing = false;
+};
+
+std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend, Allocator& allocator,
+                                  const ModelOptions& options = {});
 
 }  // namespace llmft

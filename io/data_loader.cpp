@@ -21,6 +21,24 @@ size_t count_windows(const TokenFile& file, int seq_len) {
   return windows;
 }
 
+// Throws naming the file when none of the targets of its `windows` windows of seq_len,
+// tokens [1, windows * seq_len + 1), is a training target. Counts the targets outside
+// that range (at most seq_len tokens), not the many inside it.
+void require_training_targets(const TokenFile& file, size_t windows, int seq_len) {
+  const size_t end = windows * seq_len + 1;
+  size_t targets_outside = file.is_target(0) ? 1 : 0;
+  for (size_t i = end; i < file.size(); ++i) targets_outside += file.is_target(i) ? 1 : 0;
+  if (file.target_count() > targets_outside) return;
+  LLMFT_REQUIRE(file.target_count() > 0,
+                "token file '" << file.path() << "' has no training target: its loss mask marks "
+                               << "every token as a prompt token, so there is nothing to train "
+                               << "on; give the dataset responses and re-run `llmft prepare`");
+  LLMFT_FAIL("token file '" << file.path() << "' has no training target inside its windows of "
+                            << "seq_len " << seq_len << " (tokens 1 to " << end - 1
+                            << "): its loss mask marks them all as prompt tokens; use a shorter "
+                            << "--seq-len or more data");
+}
+
 // splitmix64's finalizer: spreads every input bit over the whole output.
 uint64_t mix(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -37,11 +55,18 @@ uint64_t uniform_below(std::mt19937_64& engine, uint64_t bound) {
   return draw % bound;
 }
 
-// Copies window `window` into row `row` of `batch`.
+// Copies window `window` into row `row` of `batch`, masking the targets that are not
+// training targets.
 void fill_row(const TokenFile& file, size_t window, int row, Batch& batch) {
   const size_t seq_len = static_cast<size_t>(batch.seq_len);
+  const size_t first_target = window * seq_len + 1;
+  int32_t* targets = batch.targets.data() + row * seq_len;
   file.copy(window * seq_len, seq_len, batch.inputs.data() + row * seq_len);
-  file.copy(window * seq_len + 1, seq_len, batch.targets.data() + row * seq_len);
+  file.copy(first_target, seq_len, targets);
+  if (!file.has_loss_mask()) return;
+  for (size_t t = 0; t < seq_len; ++t) {
+    if (!file.is_target(first_target + t)) targets[t] = kMaskedTarget;
+  }
 }
 
 Batch empty_batch(int rows, int seq_len) {
@@ -57,6 +82,7 @@ Batch empty_batch(int rows, int seq_len) {
 
 DataLoader::DataLoader(const TokenFile& file, int seq_len, uint64_t seed)
     : file_(file), seq_len_(seq_len), seed_(seed), order_(count_windows(file, seq_len)) {
+  require_training_targets(file, order_.size(), seq_len);
   shuffle_for_epoch();
 }
 
@@ -91,7 +117,9 @@ std::vector<Batch> evaluation_batches(const TokenFile& file, int seq_len, int mi
   LLMFT_REQUIRE(micro_batch > 0 && max_windows > 0, "evaluation_batches: micro_batch ("
                                                         << micro_batch << ") and max_windows ("
                                                         << max_windows << ") must be positive");
-  const size_t windows = std::min(count_windows(file, seq_len), static_cast<size_t>(max_windows));
+  const size_t file_windows = count_windows(file, seq_len);
+  require_training_targets(file, file_windows, seq_len);
+  const size_t windows = std::min(file_windows, static_cast<size_t>(max_windows));
   std::vector<Batch> batches;
   for (size_t begin = 0; begin < windows; begin += micro_batch) {
     const int rows = static_cast<int>(std::min<size_t>(micro_batch, windows - begin));

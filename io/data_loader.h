@@ -3,7 +3,9 @@
 // Window w covers tokens [w*seq_len, w*seq_len + seq_len + 1): its inputs are the
 // first seq_len of them and its targets the last seq_len (the inputs shifted by one),
 // so consecutive windows share one token and a file of `size` tokens has
-// (size - 1) / seq_len windows.
+// (size - 1) / seq_len windows. A target whose token the file's loss mask marks as not
+// a training target (a prompt token) is kMaskedTarget instead of the token: the loss
+// is the mean over the targets >= 0 only.
 //
 // DataLoader walks the windows in a seeded shuffled order, reshuffled each epoch. The
 // order depends only on the seed and the epoch (std::mt19937_64 and our own
@@ -19,18 +21,25 @@
 
 namespace llmft::io {
 
+// The target of an input position whose next token is not a training target.
+constexpr int32_t kMaskedTarget = -1;
+
 // `batch` rows of `seq_len` tokens, row-major (batch, seq_len).
 struct Batch {
   int batch = 0;
   int seq_len = 0;
   std::vector<int32_t> inputs;
-  std::vector<int32_t> targets;  // targets[r*seq_len + t] follows inputs[r*seq_len + t]
+  // targets[r*seq_len + t] is the token that follows inputs[r*seq_len + t], or
+  // kMaskedTarget when that token is not a training target.
+  std::vector<int32_t> targets;
 };
 
 class DataLoader {
  public:
   // Keeps a reference to `file`, which must outlive the loader. Throws llmft::Error
-  // naming the file when it is too short for one window of seq_len.
+  // naming the file when it is too short for one window of seq_len, or when no window
+  // has a training target (a window with none is fine: a step's loss is the mean over
+  // all of its targets).
   // REQUIRES: seq_len > 0.
   DataLoader(const TokenFile& file, int seq_len, uint64_t seed);
 
@@ -59,7 +68,9 @@ class DataLoader {
 
 // Deterministic evaluation windows in file order: the first
 // min(max_windows, number of windows) windows, in batches of at most micro_batch.
-// Throws llmft::Error naming the file when it is too short for one window.
+// Throws llmft::Error naming the file, as DataLoader does, when it is too short for one
+// window or no window has a training target. A batch may still have every target
+// masked, so average the loss over the targets of all batches, not batch by batch.
 // REQUIRES: seq_len > 0, micro_batch > 0, max_windows > 0.
 std::vector<Batch> evaluation_batches(const TokenFile& file, int seq_len, int micro_batch,
                                       int max_windows);

@@ -44,30 +44,48 @@ class ProgressLine {
   int last_percent_ = -1;
 };
 
+// The tokens of the output file, built document by document, with the loss mask.
+struct MaskedTokens {
+  std::vector<int32_t> tokens;
+  std::vector<uint8_t> loss_mask;  // loss_mask[i] == 1 when tokens[i] is a training target
+  size_t targets = 0;
+
+  void append(const std::vector<int32_t>& more, bool are_targets) {
+    tokens.insert(tokens.end(), more.begin(), more.end());
+    loss_mask.insert(loss_mask.end(), more.size(), are_targets ? 1 : 0);
+    if (are_targets) targets += more.size();
+  }
+};
+
+size_t text_bytes(const Document& document) {
+  return document.prompt.size() + document.text.size();
+}
+
 }  // namespace
 
 PrepareStats prepare_token_file(const std::string& input, const std::string& output,
                                 const Tokenizer& tok, bool show_progress) {
   PrepareStats stats;
-  std::vector<int32_t> tokens;
+  MaskedTokens out;
   {
     ProgressLine progress(show_progress);
-    const std::vector<std::string> documents = read_documents(
+    const std::vector<Document> documents = read_documents(
         input, [&progress](size_t done, size_t total) { progress.update("reading", done, total); });
-    size_t text_bytes = 0;
-    for (const std::string& document : documents) text_bytes += document.size();
+    size_t total_bytes = 0;
+    for (const Document& document : documents) total_bytes += text_bytes(document);
 
-    for (const std::string& document : documents) {
-      const std::vector<int32_t> encoded = tok.encode(document);
-      tokens.insert(tokens.end(), encoded.begin(), encoded.end());
-      tokens.push_back(tok.eot_token());
-      stats.bytes += document.size();
-      progress.update("encoding", stats.bytes, text_bytes);
+    for (const Document& document : documents) {
+      out.append(tok.encode(document.prompt), /*are_targets=*/false);
+      out.append(tok.encode(document.text), /*are_targets=*/true);
+      out.append({tok.eot_token()}, /*are_targets=*/true);
+      stats.bytes += text_bytes(document);
+      progress.update("encoding", stats.bytes, total_bytes);
     }
     stats.documents = documents.size();
   }
-  write_token_file(output, tokens, tok.vocab_size());
-  stats.tokens = tokens.size();
+  write_token_file(output, out.tokens, tok.vocab_size(), out.loss_mask);
+  stats.tokens = out.tokens.size();
+  stats.target_tokens = out.targets;
   return stats;
 }
 

@@ -1,4 +1,5 @@
-// The work of `llmft prepare`: tokenize a text corpus into a token file.
+// The work of `llmft prepare`: tokenize a text corpus into a token file, marking which
+// tokens are training targets.
 #pragma once
 
 #include <cstddef>
@@ -10,13 +11,17 @@ namespace llmft::io {
 
 struct PrepareStats {
   size_t documents = 0;
-  size_t bytes = 0;   // bytes of document text encoded
-  size_t tokens = 0;  // tokens written, end-of-text tokens included
+  size_t bytes = 0;          // bytes of document text encoded, prompts included
+  size_t tokens = 0;         // tokens written, end-of-text tokens included
+  size_t target_tokens = 0;  // tokens that are training targets: all but prompt tokens
 };
 
-// Reads the documents of `input` (see read_documents), encodes each with `tok`,
-// appends tok.eot_token() after every document (so it also separates them), and
-// writes the result atomically to the token file `output`.
+// Reads the documents of `input` (see read_documents), encodes each with `tok` (its
+// prompt and its text separately, prompt tokens first), appends tok.eot_token() after
+// every document (so it also separates them), and writes the result atomically to the
+// token file `output`. Prompt tokens are not training targets; the text's tokens and
+// the end-of-text token that closes each document are. When every token is a target
+// (no document has a prompt) the file carries no loss mask.
 // With show_progress (pass isatty(fileno(stderr))), keeps one updating line on stderr,
 // "prepare: reading 45% (123456/274000 bytes)" then "prepare: encoding ...", and ends
 // it with a newline.

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "io/json.h"
@@ -13,6 +16,12 @@ namespace llmft::io {
 namespace {
 
 constexpr size_t kReadChunkBytes = size_t{1} << 20;
+
+// Appended to every error about a JSONL line.
+constexpr const char* kJsonlLineForms =
+    "; every non-blank line of a .jsonl file must be a JSON object with either a string "
+    "\"text\" field, like {\"text\": \"...\"}, or string \"prompt\" and \"response\" fields, "
+    "like {\"prompt\": \"...\", \"response\": \"...\"}";
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
@@ -41,35 +50,55 @@ void report(const ReadProgress& progress, size_t bytes_done, size_t bytes_total)
   if (progress) progress(std::min(bytes_done, bytes_total), bytes_total);
 }
 
-std::string parse_jsonl_text(const std::string& path, size_t line_number, const std::string& line) {
-  const char* fix =
-      "; every non-blank line of a .jsonl file must be a JSON object with a "
-      "string \"text\" field, like {\"text\": \"...\"}";
+// The string member `key` of the JSONL line `object`, or nullptr when it has none.
+// `where` is "path:line" for the error thrown when the member is not a string.
+const std::string* string_member(const Json& object, const char* key, const std::string& where) {
+  const Json* member = object.find(key);
+  if (member == nullptr) return nullptr;
+  LLMFT_REQUIRE(member->is_string(), where << ": \"" << key << "\" is a JSON "
+                                           << Json::kind_name(member->kind()) << ", not a string"
+                                           << kJsonlLineForms);
+  return &member->as_string();
+}
+
+Document parse_jsonl_document(const std::string& path, size_t line_number,
+                              const std::string& line) {
+  const std::string where = path + ":" + std::to_string(line_number);
   Json value;
   try {
     value = Json::parse(line);
   } catch (const Error& parse_error) {
-    LLMFT_FAIL(path << ":" << line_number << ": " << parse_error.what() << fix);
+    LLMFT_FAIL(where << ": " << parse_error.what() << kJsonlLineForms);
   }
-  LLMFT_REQUIRE(value.is_object(), path << ":" << line_number << ": the line is a JSON "
-                                        << Json::kind_name(value.kind()) << ", not an object"
-                                        << fix);
-  const Json* text = value.find("text");
-  LLMFT_REQUIRE(text != nullptr, path << ":" << line_number << ": no \"text\" field" << fix);
-  LLMFT_REQUIRE(text->is_string(), path << ":" << line_number << ": \"text\" is a "
-                                        << Json::kind_name(text->kind()) << ", not a string"
-                                        << fix);
-  return text->as_string();
+  LLMFT_REQUIRE(value.is_object(), where << ": the line is a JSON " << Json::kind_name(value.kind())
+                                         << ", not an object" << kJsonlLineForms);
+  const std::string* text = string_member(value, "text", where);
+  const std::string* prompt = string_member(value, "prompt", where);
+  const std::string* response = string_member(value, "response", where);
+  if (text != nullptr) {
+    LLMFT_REQUIRE(prompt == nullptr && response == nullptr,
+                  where << ": the line has both \"text\" and \""
+                        << (prompt != nullptr ? "prompt" : "response")
+                        << "\", but it must be one form or the other" << kJsonlLineForms);
+    return {"", *text};
+  }
+  LLMFT_REQUIRE(
+      prompt != nullptr || response != nullptr,
+      where << ": no \"text\" field and no \"prompt\" and \"response\" fields" << kJsonlLineForms);
+  LLMFT_REQUIRE(prompt != nullptr, where << ": \"response\" without \"prompt\"" << kJsonlLineForms);
+  LLMFT_REQUIRE(response != nullptr,
+                where << ": \"prompt\" without \"response\"" << kJsonlLineForms);
+  return {*prompt, *response};
 }
 
-std::vector<std::string> read_jsonl(const std::string& path, std::ifstream& in, size_t bytes_total,
-                                    const ReadProgress& progress) {
-  std::vector<std::string> documents;
+std::vector<Document> read_jsonl(const std::string& path, std::ifstream& in, size_t bytes_total,
+                                 const ReadProgress& progress) {
+  std::vector<Document> documents;
   std::string line;
   size_t bytes_done = 0;
   for (size_t line_number = 1; std::getline(in, line); ++line_number) {
     bytes_done += line.size() + 1;
-    if (!is_blank(line)) documents.push_back(parse_jsonl_text(path, line_number, line));
+    if (!is_blank(line)) documents.push_back(parse_jsonl_document(path, line_number, line));
     report(progress, bytes_done, bytes_total);
   }
   LLMFT_REQUIRE(!in.bad(), "error while reading input '" << path << "'");
@@ -90,22 +119,37 @@ std::string read_plain_text(const std::string& path, std::ifstream& in, size_t b
   return text;
 }
 
+// Throws "the dataset is empty" when `documents` hold no byte of text.
+void require_some_text(const std::string& path, bool jsonl,
+                       const std::vector<Document>& documents) {
+  LLMFT_REQUIRE(
+      !documents.empty(),
+      "input '" << path << "' has no documents ("
+                << (jsonl ? "the file is empty or every line is blank" : "the file is empty")
+                << "): the dataset is empty; pass a file with some text in it");
+  size_t text_bytes = 0;
+  for (const Document& document : documents) {
+    text_bytes += document.prompt.size() + document.text.size();
+  }
+  LLMFT_REQUIRE(text_bytes > 0, "input '" << path << "' holds no text (every \"text\", \"prompt\" "
+                                          << "and \"response\" is empty): the dataset is empty; "
+                                          << "pass a file with some text in it");
+}
+
 }  // namespace
 
-std::vector<std::string> read_documents(const std::string& path, const ReadProgress& progress) {
+std::vector<Document> read_documents(const std::string& path, const ReadProgress& progress) {
   std::ifstream in;
   const size_t bytes_total = open_input(path, in);
-  std::vector<std::string> documents;
-  if (ends_with(path, ".jsonl")) {
+  const bool jsonl = ends_with(path, ".jsonl");
+  std::vector<Document> documents;
+  if (jsonl) {
     documents = read_jsonl(path, in, bytes_total, progress);
   } else {
-    documents.push_back(read_plain_text(path, in, bytes_total, progress));
+    std::string text = read_plain_text(path, in, bytes_total, progress);
+    if (!text.empty()) documents.push_back({"", std::move(text)});
   }
-  size_t text_bytes = 0;
-  for (const std::string& document : documents) text_bytes += document.size();
-  LLMFT_REQUIRE(text_bytes > 0, "input '" << path << "' holds no text"
-                                          << (documents.empty() ? "" : " (every \"text\" is empty)")
-                                          << "; pass a file with some text in it");
+  require_some_text(path, jsonl, documents);
   return documents;
 }
 

@@ -1,14 +1,22 @@
-// The token file that `llmft prepare` writes and training reads: a 32-byte header
-// followed by the tokens, all little-endian.
+// The token file that `llmft prepare` writes and training reads: a 32-byte header,
+// the tokens and, optionally, a loss mask saying which tokens are training targets;
+// all little-endian.
 //
 //   offset  size  field
 //        0     8  magic "LLMFTTOK"
-//        8     4  uint32 version = 1
+//        8     4  uint32 version: 1 (no flags) or 2
 //       12     4  uint32 bytes_per_token: 2 (uint16 tokens) or 4 (uint32 tokens)
 //       16     8  uint64 token_count
 //       24     4  uint32 vocab_size
-//       28     4  uint32 reserved = 0
+//       28     4  uint32 flags (version 2; reserved = 0 in version 1):
+//                 bit 0 = has loss mask, the other bits 0
 //       32     .  token_count tokens
+//        .     .  with a loss mask: token_count bytes, byte i = 1 when token i is a
+//                 training target (the loss counts predicting it), 0 when it is not
+//
+// A file without a loss mask (version 1, or version 2 with flags 0) trains on every
+// token. write_token_file writes version 1 when every token is a target, so such files
+// are byte for byte what earlier releases wrote, and version 2 with the mask otherwise.
 //
 // write_token_file writes atomically: readers see the old file or the whole new one.
 // TokenFile maps a file read-only; after construction it is immutable, so threads may
@@ -27,13 +35,18 @@ constexpr size_t kTokenFileHeaderBytes = 32;
 // Writes `tokens` with 2 bytes per token when vocab_size <= 65536, else 4, through an
 // AtomicFile (path + ".tmp.<pid>", fsync, rename over `path`); on failure the temp
 // file is removed and llmft::Error thrown, so no partial file is left behind.
-// REQUIRES: vocab_size > 0 and every token is in [0, vocab_size).
-void write_token_file(const std::string& path, const std::vector<int32_t>& tokens, int vocab_size);
+// `loss_mask[i]` is 1 when token i is a training target and 0 when it is not; an empty
+// mask means every token is one. The mask is written only when some entry is 0.
+// REQUIRES: vocab_size > 0, every token is in [0, vocab_size), and loss_mask is empty
+// or has one entry, 0 or 1, per token.
+void write_token_file(const std::string& path, const std::vector<int32_t>& tokens, int vocab_size,
+                      const std::vector<uint8_t>& loss_mask = {});
 
 class TokenFile {
  public:
-  // Maps `path` and validates its header and size; throws llmft::Error naming the
-  // path and what to do when the file is missing, not a token file, or truncated.
+  // Maps `path` and validates its header, size and loss mask (reading each mask byte
+  // once); throws llmft::Error naming the path and what to do when the file is
+  // missing, not a token file, truncated, or has a mask byte other than 0 or 1.
   explicit TokenFile(const std::string& path);
   ~TokenFile();
 
@@ -52,14 +65,24 @@ class TokenFile {
   // REQUIRES: begin + count <= size().
   void copy(size_t begin, size_t count, int32_t* out) const;
 
+  // Whether the file carries a loss mask; without one every token is a target.
+  bool has_loss_mask() const { return loss_mask_ != nullptr; }
+  // Whether token i is a training target: the loss counts the prediction of it.
+  // REQUIRES: i < size().
+  bool is_target(size_t i) const { return loss_mask_ == nullptr || loss_mask_[i] != 0; }
+  // How many tokens are training targets (size() without a loss mask).
+  size_t target_count() const { return target_count_; }
+
  private:
   void unmap();
 
   std::string path_;
   void* mapping_ = nullptr;  // whole file; nullptr when moved from
   size_t mapping_bytes_ = 0;
-  const unsigned char* tokens_ = nullptr;  // first token, inside mapping_
+  const unsigned char* tokens_ = nullptr;     // first token, inside mapping_
+  const unsigned char* loss_mask_ = nullptr;  // first mask byte; nullptr without a mask
   size_t size_ = 0;
+  size_t target_count_ = 0;
   int bytes_per_token_ = 0;
   int vocab_size_ = 0;
 };

@@ -68,7 +68,9 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
     const int context = std::min<int>(static_cast<int>(tokens.size()), config.max_seq_len);
     std::vector<int32_t> window(tokens.end() - context, tokens.end());
     MicroBatch batch{1, context, window.data(), nullptr};
-    const int next = sample_token(engine.last_logits(batch), temperature, top_k, rng);
+    const std::vector<float> all = engine.logits(batch);
+    const std::vector<float> last(all.end() - config.vocab_size, all.end());
+    const int next = sample_token(last, temperature, top_k, rng);
     tokens.push_back(next);
     std::printf("%s", tokenizer->decode({next}).c_str());
     std::fflush(stdout);

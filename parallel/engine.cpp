@@ -16,41 +16,77 @@ int64_t count_targets(const MicroBatch& batch) {
 }
 
 Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const EngineOptions& options)
-    : model_(model), be_(backend), alloc_(allocator), options_(options) {
+    : model_(model),
+      be_(backend),
+      alloc_(allocator),
+      options_(options),
+      scaler_(options.loss_scale) {
+  LLMFT_REQUIRE(options_.dtype != DType::i32, "internal: weights cannot be stored as i32");
   const std::vector<UnitLayout>& units = model_.units();
+  const size_t width = dtype_size(options_.dtype);
+  const bool has_master = options_.trainable && options_.dtype != DType::f32;
   for (const UnitLayout& u : units) {
-    const size_t bytes = static_cast<size_t>(u.numel) * sizeof(float);
-    param_buffers_.push_back(alloc_.allocate(bytes, MemoryCategory::params, "params " + u.name));
-    tensors_.params.push_back(param_buffers_.back().as(DType::f32, {u.numel}));
+    const size_t n = static_cast<size_t>(u.numel);
+    param_buffers_.push_back(
+        alloc_.allocate(n * width, MemoryCategory::params, "params " + u.name));
+    stored_.params.push_back(param_buffers_.back().as(options_.dtype, {u.numel}));
     if (options_.trainable) {
-      grad_buffers_.push_back(alloc_.allocate(bytes, MemoryCategory::grads, "grads " + u.name));
-      tensors_.grads.push_back(grad_buffers_.back().as(DType::f32, {u.numel}));
+      grad_buffers_.push_back(alloc_.allocate(n * width, MemoryCategory::grads, "grads " + u.name));
+      stored_.grads.push_back(grad_buffers_.back().as(options_.dtype, {u.numel}));
     }
-    std::vector<float> host(static_cast<size_t>(u.numel));
+    if (has_master) {
+      master_buffers_.push_back(
+          alloc_.allocate(n * sizeof(float), MemoryCategory::master_params, "master " + u.name));
+      masters_.push_back(master_buffers_.back().as(DType::f32, {u.numel}));
+    } else {
+      masters_.push_back(stored_.params.back());
+    }
+    std::vector<float> host(n);
     for (const ParamInfo& p : u.params) {
       initial_values(p, options_.seed, 0, p.numel(), host.data() + p.offset);
     }
-    be_.copy_to_device(tensors_.params.back(), host.data());
+    write_params(static_cast<int>(masters_.size()) - 1, host);
   }
+  work_ = std::make_unique<WorkingCopies>(be_, alloc_, stored_);
   if (!options_.trainable) return;
   norm_scalar_ = alloc_.allocate(sizeof(float), MemoryCategory::other, "gradient norm");
   optimizer_ = make_optimizer(options_.optimizer, be_, alloc_, units);
 }
 
-void Engine::forward(const UnitTensors& tensors) {
-  const int n = static_cast<int>(model_.units().size());
-  for (int u = 0; u < n; ++u) model_.forward_unit(u, tensors);
+std::vector<int> Engine::units_read_by(int unit) const {
+  std::vector<int> units = model_.extra_units_read(unit);
+  units.insert(units.begin(), unit);
+  return units;
 }
 
-void Engine::backward(const UnitTensors& tensors) {
+void Engine::forward() {
   const int n = static_cast<int>(model_.units().size());
-  for (int u = n - 1; u >= 0; --u) model_.backward_unit(u, tensors);
+  for (int u = 0; u < n; ++u) {
+    const std::vector<int> units = units_read_by(u);
+    work_->acquire_params(units);
+    model_.forward_unit(u, work_->view());
+    work_->release_params(units);
+  }
+}
+
+void Engine::backward() {
+  const int n = static_cast<int>(model_.units().size());
+  for (int u = n - 1; u >= 0; --u) {
+    const std::vector<int> units = units_read_by(u);
+    work_->acquire_params(units);
+    work_->acquire_grads(units);
+    model_.backward_unit(u, work_->view());
+    work_->release_params(units);
+    for (int x : units) {
+      if (model_.grads_completed_by(x) == u) work_->flush_grads(x);
+    }
+  }
 }
 
 double Engine::global_grad_norm() {
   Tensor sum = norm_scalar_.as(DType::f32, {1});
   be_.fill(sum, 0.0f);
-  for (const Tensor& g : tensors_.grads) be_.sum_squares(sum, g);
+  for (const Tensor& g : stored_.grads) be_.sum_squares(sum, g);
   float value = 0.0f;
   be_.copy_to_host(&value, sum);
   return std::sqrt(static_cast<double>(value));
@@ -61,29 +97,35 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
   LLMFT_REQUIRE(!micro_batches.empty(), "internal: a step needs at least one micro-batch");
   int64_t targets = 0;
   for (const MicroBatch& mb : micro_batches) targets += count_targets(mb);
-  LLMFT_REQUIRE(targets > 0, "step " << step << " has no target tokens in its batch");
-  const float loss_scale = 1.0f / static_cast<float>(targets);
+  LLMFT_REQUIRE(targets > 0, "step " << step
+                                     << " has no target tokens in its batch: every position is "
+                                        "masked; check the dataset's prompt/response fields");
+  StepStats stats;
+  stats.loss_scale = scaler_.scale();
+  const float loss_scale = stats.loss_scale / static_cast<float>(targets);
 
-  for (const Tensor& g : tensors_.grads) be_.fill(g, 0.0f);
+  for (const Tensor& g : stored_.grads) be_.fill(g, 0.0f);
   model_.reset_loss();
   for (const MicroBatch& mb : micro_batches) {
     model_.begin_micro_batch(mb, loss_scale, false);
-    forward(tensors_);
-    backward(tensors_);
+    forward();
+    backward();
     model_.end_micro_batch();
   }
 
-  StepStats stats;
   stats.target_tokens = targets;
   stats.loss = model_.loss_sum() / static_cast<double>(targets);
-  stats.grad_norm = global_grad_norm();
+  stats.grad_norm = global_grad_norm() / stats.loss_scale;
   stats.lr = options_.schedule.at(step);
-  const float scale = clip_factor(stats.grad_norm, options_.clip_grad);
+  stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
+  if (stats.skipped) return stats;
+  const float scale = clip_factor(stats.grad_norm, options_.clip_grad) / stats.loss_scale;
   optimizer_->begin_step(step);
   const std::vector<UnitLayout>& units = model_.units();
   for (size_t u = 0; u < units.size(); ++u) {
-    optimizer_->update_unit(static_cast<int>(u), units[u], tensors_.params[u], tensors_.grads[u],
-                            stats.lr, scale);
+    optimizer_->update_unit(static_cast<int>(u), units[u], masters_[u], stored_.grads[u], stats.lr,
+                            scale);
+    if (masters_[u].data != stored_.params[u].data) be_.convert(stored_.params[u], masters_[u]);
   }
   return stats;
 }
@@ -91,41 +133,61 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
 double Engine::evaluate(const std::vector<MicroBatch>& batches) {
   int64_t targets = 0;
   model_.reset_loss();
-  const int n = static_cast<int>(model_.units().size());
   for (const MicroBatch& mb : batches) {
     targets += count_targets(mb);
     model_.begin_micro_batch(mb, 0.0f, false);
-    for (int u = 0; u < n; ++u) model_.forward_unit(u, tensors_);
+    forward();
     model_.end_micro_batch();
   }
   LLMFT_REQUIRE(targets > 0, "the evaluation data has no target tokens");
   return model_.loss_sum() / static_cast<double>(targets);
 }
 
-std::vector<float> Engine::last_logits(const MicroBatch& batch) {
+std::vector<float> Engine::logits(const MicroBatch& batch) {
   model_.begin_micro_batch(batch, 0.0f, true);
-  forward(tensors_);
-  std::vector<float> logits = model_.last_logits();
+  forward();
+  std::vector<float> logits = model_.logits();
   model_.end_micro_batch();
   return logits;
 }
 
-std::vector<float> Engine::read_params(int unit) const {
-  std::vector<float> host(static_cast<size_t>(tensors_.params[unit].numel()));
-  be_.copy_to_host(host.data(), tensors_.params[unit]);
+std::vector<float> Engine::read_f32(const Tensor& t) const {
+  std::vector<float> host(static_cast<size_t>(t.numel()));
+  if (t.dtype == DType::f32) {
+    be_.copy_to_host(host.data(), t);
+    return host;
+  }
+  Buffer staging =
+      alloc_.allocate(host.size() * sizeof(float), MemoryCategory::workspace, "host transfer");
+  Tensor f32 = staging.as(DType::f32, {t.numel()});
+  be_.convert(f32, t);
+  be_.copy_to_host(host.data(), f32);
   return host;
+}
+
+std::vector<float> Engine::read_params(int unit) const {
+  return read_f32(masters_[unit]);
 }
 
 std::vector<float> Engine::read_grads(int unit) const {
-  std::vector<float> host(static_cast<size_t>(tensors_.grads[unit].numel()));
-  be_.copy_to_host(host.data(), tensors_.grads[unit]);
-  return host;
+  return read_f32(stored_.grads[unit]);
 }
 
 void Engine::write_params(int unit, const std::vector<float>& values) {
-  LLMFT_REQUIRE(static_cast<int64_t>(values.size()) == tensors_.params[unit].numel(),
+  const Tensor& master = masters_[unit];
+  LLMFT_REQUIRE(static_cast<int64_t>(values.size()) == master.numel(),
                 "internal: parameter upload of the wrong size for unit " << unit);
-  be_.copy_to_device(tensors_.params[unit], values.data());
+  if (master.dtype == DType::f32) {
+    be_.copy_to_device(master, values.data());
+    if (master.data != stored_.params[unit].data) be_.convert(stored_.params[unit], master);
+    return;
+  }
+  // Inference with 16-bit weights: no master copy; stage through an f32 buffer.
+  Buffer staging =
+      alloc_.allocate(values.size() * sizeof(float), MemoryCategory::workspace, "host transfer");
+  Tensor f32 = staging.as(DType::f32, {master.numel()});
+  be_.copy_to_device(f32, values.data());
+  be_.convert(master, f32);
 }
 
 }  // namespace llmft

@@ -1,7 +1,9 @@
 // Engine: runs training steps of a Model on one rank. It owns every unit's parameter
-// and gradient buffer (params / grads categories), the optimizer, the learning-rate
-// schedule and gradient clipping, and sequences units so that a parallel strategy can
-// act between them (DESIGN.md, "One step, as data flowing").
+// and gradient buffer (params / grads categories, in the stored dtype), the f32 master
+// weights when that dtype is bf16 or fp16 (master_params), the optimizer, the
+// learning-rate schedule, gradient clipping and loss scaling, and sequences units so
+// that a parallel strategy can act between them (DESIGN.md, "One step, as data
+// flowing").
 //
 // Thread-safety: one Engine per rank, used from one thread.
 #pragma once
@@ -14,23 +16,29 @@
 #include "core/backend.h"
 #include "core/micro_batch.h"
 #include "core/model.h"
+#include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
+#include "parallel/working_copies.h"
 
 namespace llmft {
 
 struct EngineOptions {
+  DType dtype = DType::f32;  // stored dtype of weights and gradients
   OptimizerConfig optimizer;
   LrSchedule schedule;
-  float clip_grad = 0.0f;  // global-norm clipping; <= 0 disables
-  uint64_t seed = 1234;    // initial weights
-  bool trainable = true;   // false: parameters only (no gradients, no optimizer state)
+  float clip_grad = 0.0f;      // global-norm clipping; <= 0 disables
+  LossScaleConfig loss_scale;  // enabled only makes sense with fp16
+  uint64_t seed = 1234;        // initial weights
+  bool trainable = true;       // false: parameters only (no gradients, no optimizer state)
 };
 
 struct StepStats {
   double loss = 0.0;       // mean over the step's target tokens
-  double grad_norm = 0.0;  // global L2 norm before clipping
+  double grad_norm = 0.0;  // global L2 norm before clipping (inf/NaN on overflow)
   float lr = 0.0f;
+  float loss_scale = 1.0f;  // the scale this step's gradients carried
+  bool skipped = false;     // the gradients overflowed and no weight changed
   int64_t target_tokens = 0;
 };
 
@@ -44,29 +52,35 @@ class Engine {
   StepStats train_step(const std::vector<MicroBatch>& micro_batches, int step);
   // Mean loss over the batches' target tokens, without touching gradients.
   double evaluate(const std::vector<MicroBatch>& batches);
-  // Logits at the last position of each row: (batch, vocab) on the host.
-  std::vector<float> last_logits(const MicroBatch& batch);
+  // (batch, seq, vocab) logits of one batch, on the host.
+  std::vector<float> logits(const MicroBatch& batch);
 
   Model& model() { return model_; }
-  const UnitTensors& tensors() const { return tensors_; }
-  // Host copies of one unit's flat parameters / gradients, and upload of parameters.
+  float loss_scale() const { return scaler_.scale(); }
+  // Host f32 copies of one unit's flat parameters (the master copy when there is one) /
+  // gradients, and upload of parameters (master and stored).
   std::vector<float> read_params(int unit) const;
   std::vector<float> read_grads(int unit) const;
   void write_params(int unit, const std::vector<float>& values);
 
  private:
-  void forward(const UnitTensors& tensors);
-  void backward(const UnitTensors& tensors);
+  std::vector<int> units_read_by(int unit) const;
+  void forward();
+  void backward();
   double global_grad_norm();
+  std::vector<float> read_f32(const Tensor& t) const;
 
   Model& model_;
   Backend& be_;
   Allocator& alloc_;
   EngineOptions options_;
-  std::vector<Buffer> param_buffers_, grad_buffers_;
-  UnitTensors tensors_;
+  std::vector<Buffer> param_buffers_, grad_buffers_, master_buffers_;
+  UnitTensors stored_;
+  std::vector<Tensor> masters_;  // f32 tensors the optimizer updates (params when f32)
+  std::unique_ptr<WorkingCopies> work_;
   Buffer norm_scalar_;
   std::unique_ptr<Optimizer> optimizer_;
+  LossScaler scaler_;
 };
 
 // Number of target tokens (targets >= 0) in a micro-batch.

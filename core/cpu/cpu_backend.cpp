@@ -9,6 +9,7 @@
 
 #include "core/byte_size.h"
 #include "core/cpu/cpu_kernels.h"
+#include "core/cpu/dtype_kernels.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -81,6 +82,11 @@ void CpuBackend::fill(Tensor t, float value) {
   cpu::fill(f32(t), value, t.numel());
 }
 
+void CpuBackend::convert(Tensor dst, Tensor src) {
+  LLMFT_REQUIRE(dst.numel() == src.numel(), "internal: convert between tensors of different sizes");
+  cpu::convert(dst.data, dst.dtype, src.data, src.dtype, src.numel());
+}
+
 void CpuBackend::linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) {
   cpu::linear_forward(f32(out), f32(inp), f32(weight), f32(bias), rows(inp), inp.dim(-1),
                       weight.dim(0));
@@ -114,6 +120,29 @@ void CpuBackend::layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, T
                           f32(mean), f32(rstd), rows(inp), inp.dim(-1));
 }
 
+void CpuBackend::rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) {
+  cpu::rmsnorm_forward(f32(out), f32(rstd), f32(inp), f32(weight), rows(inp), inp.dim(-1), eps);
+}
+
+void CpuBackend::rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp,
+                                  Tensor weight, Tensor rstd) {
+  cpu::rmsnorm_backward(f32(dinp), f32(dweight), f32(dout), f32(inp), f32(weight), f32(rstd),
+                        rows(inp), inp.dim(-1));
+}
+
+void CpuBackend::rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+                              int64_t position_offset) {
+  const int64_t D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
+  cpu::rope_forward(f32(qkv), qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, theta, position_offset);
+}
+
+void CpuBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
+                               int64_t position_offset) {
+  const int64_t D = dqkv.dim(-1) / (n_head + 2 * n_kv_head);
+  cpu::rope_backward(f32(dqkv), dqkv.dim(0), dqkv.dim(1), n_head, n_kv_head, D, theta,
+                     position_offset);
+}
+
 void CpuBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head) {
   const int64_t D = out.dim(-1) / n_head;
   cpu::attention_forward(f32(out), f32(lse), f32(qkv), qkv.dim(0), qkv.dim(1), n_head, n_kv_head,
@@ -135,8 +164,17 @@ void CpuBackend::gelu_backward(Tensor dinp, Tensor inp, Tensor dout) {
   cpu::gelu_backward(f32(dinp), f32(inp), f32(dout), inp.numel());
 }
 
+void CpuBackend::swiglu_forward(Tensor out, Tensor gate_up) {
+  cpu::swiglu_forward(f32(out), f32(gate_up), rows(out), out.dim(-1));
+}
+
+void CpuBackend::swiglu_backward(Tensor dgate_up, Tensor gate_up, Tensor dout) {
+  cpu::swiglu_backward(f32(dgate_up), f32(gate_up), f32(dout), rows(dout), dout.dim(-1));
+}
+
 void CpuBackend::add_inplace(Tensor acc, Tensor x) {
-  cpu::add_inplace(f32(acc), f32(x), acc.numel());
+  LLMFT_REQUIRE(acc.numel() == x.numel(), "internal: add_inplace of tensors of different sizes");
+  cpu::accumulate(acc.data, acc.dtype, f32(x), acc.numel());
 }
 
 void CpuBackend::cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targets,
@@ -147,19 +185,19 @@ void CpuBackend::cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targ
 }
 
 void CpuBackend::sum_squares(Tensor sum_sq, Tensor x) {
-  *f32(sum_sq) += static_cast<float>(cpu::sum_squares(f32(x), x.numel()));
+  *f32(sum_sq) += static_cast<float>(cpu::sum_squares(x.data, x.dtype, x.numel()));
 }
 
 void CpuBackend::adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
                               float beta2, float eps, float weight_decay, float grad_scale,
                               float bias_correction1, float bias_correction2) {
-  cpu::adamw_update(f32(param), f32(grad), f32(m), f32(v), param.numel(), lr, beta1, beta2, eps,
-                    weight_decay, grad_scale, bias_correction1, bias_correction2);
+  cpu::adamw_update(f32(param), grad.data, grad.dtype, f32(m), f32(v), param.numel(), lr, beta1,
+                    beta2, eps, weight_decay, grad_scale, bias_correction1, bias_correction2);
 }
 
 void CpuBackend::sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr,
                             float momentum, float weight_decay, float grad_scale) {
-  cpu::sgd_update(f32(param), f32(grad), f32(momentum_buf), param.numel(), lr, momentum,
+  cpu::sgd_update(f32(param), grad.data, grad.dtype, f32(momentum_buf), param.numel(), lr, momentum,
                   weight_decay, grad_scale);
 }
 

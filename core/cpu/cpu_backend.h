@@ -38,6 +38,7 @@ class CpuBackend : public Backend {
   void copy_to_host(void* host_dst, Tensor src) override;
   void copy(Tensor dst, Tensor src) override;
   void fill(Tensor t, float value) override;
+  void convert(Tensor dst, Tensor src) override;
 
   void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) override;
   void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias, Tensor dout,
@@ -48,11 +49,20 @@ class CpuBackend : public Backend {
                          Tensor bias, float eps) override;
   void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp,
                           Tensor weight, Tensor mean, Tensor rstd) override;
+  void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) override;
+  void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight,
+                        Tensor rstd) override;
+  void rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+                    int64_t position_offset) override;
+  void rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
+                     int64_t position_offset) override;
   void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head) override;
   void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head,
                           int n_kv_head) override;
   void gelu_forward(Tensor out, Tensor inp) override;
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override;
+  void swiglu_forward(Tensor out, Tensor gate_up) override;
+  void swiglu_backward(Tensor dgate_up, Tensor gate_up, Tensor dout) override;
   void add_inplace(Tensor acc, Tensor x) override;
   void cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targets,
                            float grad_scale) override;

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "core/dtype.h"
+
 namespace llmft::cpu {
 
 // out(N, OC) = inp(N, C) @ weight(OC, C)^T + bias(OC) (bias may be null)
@@ -33,9 +35,25 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
                         const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D);
 
+// RMSNorm: out(N, C) = inp * rstd * weight; rstd(N) kept for backward.
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t N,
+                     int64_t C, float eps);
+// dinp(N, C) += ...; dweight(C) += ...
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                      const float* weight, const float* rstd, int64_t N, int64_t C);
+// Rotary embedding in place on the q and k heads of qkv(B, T, (H + 2 KVH) D), position
+// t + position_offset; backward applies the inverse rotation to their gradients.
+void rope_forward(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, float theta,
+                  int64_t position_offset);
+void rope_backward(float* dqkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
+                   float theta, int64_t position_offset);
+// out(N, I) = silu(gate) * up, gate_up(N, 2I) = [gate | up] per row.
+void swiglu_forward(float* out, const float* gate_up, int64_t N, int64_t I);
+void swiglu_backward(float* dgate_up, const float* gate_up, const float* dout, int64_t N,
+                     int64_t I);
+
 void gelu_forward(float* out, const float* inp, int64_t n);
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n);
-void add_inplace(float* acc, const float* x, int64_t n);
 void fill(float* x, float value, int64_t n);
 
 // Returns the sum of -log softmax(logits[n])[targets[n]] over rows with targets >= 0 and
@@ -43,11 +61,10 @@ void fill(float* x, float value, int64_t n);
 double cross_entropy_fused(float* logits, const int32_t* targets, int64_t N, int64_t V,
                            float grad_scale);
 
-double sum_squares(const float* x, int64_t n);
-void adamw_update(float* param, const float* grad, float* m, float* v, int64_t n, float lr,
-                  float beta1, float beta2, float eps, float weight_decay, float grad_scale,
-                  float bias_correction1, float bias_correction2);
-void sgd_update(float* param, const float* grad, float* momentum_buf, int64_t n, float lr,
-                float momentum, float weight_decay, float grad_scale);
+void adamw_update(float* param, const void* grad, DType grad_type, float* m, float* v, int64_t n,
+                  float lr, float beta1, float beta2, float eps, float weight_decay,
+                  float grad_scale, float bias_correction1, float bias_correction2);
+void sgd_update(float* param, const void* grad, DType grad_type, float* momentum_buf, int64_t n,
+                float lr, float momentum, float weight_decay, float grad_scale);
 
 }  // namespace llmft::cpu

@@ -150,3 +150,53 @@ TEST_CASE("fused cross-entropy: loss and gradient match finite differences") {
   for (int v = 0; v < V; ++v) CHECK(grad[2 * V + v] == 0.0f);  // ignored row
   check_all({&logits}, {&grad}, loss, rng, "cross-entropy");
 }
+
+TEST_CASE("rmsnorm backward matches finite differences") {
+  std::mt19937_64 rng(8);
+  const int N = 5, C = 7;
+  auto x = random_vector(N * C, rng), w = random_vector(C, rng), r = random_vector(N * C, rng);
+  std::vector<float> rstd(N);
+  auto loss = [&] {
+    std::vector<float> out(N * C);
+    cpu::rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), N, C, 1e-6f);
+    return dot(out, r);
+  };
+  loss();
+  std::vector<float> dx(N * C, 0.0f), dw(C, 0.0f);
+  cpu::rmsnorm_backward(dx.data(), dw.data(), r.data(), x.data(), w.data(), rstd.data(), N, C);
+  check_all({&x, &w}, {&dx, &dw}, loss, rng, "rmsnorm");
+}
+
+TEST_CASE("rotary embedding backward matches finite differences and preserves norms") {
+  std::mt19937_64 rng(9);
+  const int B = 2, T = 5, H = 4, KVH = 2, D = 6, W = (H + 2 * KVH) * D;
+  auto qkv = random_vector(B * T * W, rng), r = random_vector(B * T * W, rng);
+  auto loss = [&] {
+    std::vector<float> rotated = qkv;
+    cpu::rope_forward(rotated.data(), B, T, H, KVH, D, 500000.0f, 3);
+    return dot(rotated, r);
+  };
+  std::vector<float> grad = r;
+  cpu::rope_backward(grad.data(), B, T, H, KVH, D, 500000.0f, 3);
+  check_all({&qkv}, {&grad}, loss, rng, "rope");
+
+  std::vector<float> rotated = qkv;
+  cpu::rope_forward(rotated.data(), B, T, H, KVH, D, 10000.0f, 0);
+  for (int i = (H + KVH) * D; i < W; ++i) CHECK(rotated[i] == qkv[i]);  // v is untouched
+  for (int i = 0; i < (H + KVH) * D; ++i) CHECK(rotated[i] == qkv[i]);  // position 0: identity
+  CHECK(dot(rotated, rotated) == doctest::Approx(dot(qkv, qkv)).epsilon(1e-5));
+}
+
+TEST_CASE("swiglu backward matches finite differences") {
+  std::mt19937_64 rng(10);
+  const int N = 4, I = 9;
+  auto gate_up = random_vector(N * 2 * I, rng, 2.0f), r = random_vector(N * I, rng);
+  auto loss = [&] {
+    std::vector<float> out(N * I);
+    cpu::swiglu_forward(out.data(), gate_up.data(), N, I);
+    return dot(out, r);
+  };
+  std::vector<float> grad(N * 2 * I);
+  cpu::swiglu_backward(grad.data(), gate_up.data(), r.data(), N, I);
+  check_all({&gate_up}, {&grad}, loss, rng, "swiglu");
+}

@@ -4,11 +4,15 @@
 
 #include <unistd.h>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "io/byte_tokenizer.h"
+#include "io/prepare.h"
 
 namespace llmft::io {
 namespace {
@@ -27,6 +31,31 @@ struct CountingTokenFile {
   ~CountingTokenFile() { fs::remove(path); }
   TokenFile open() const { return TokenFile(path.string()); }
 };
+
+// A token file written from explicit tokens and loss mask, removed at the end.
+struct MaskedTokenFile {
+  fs::path path = fs::temp_directory_path() /
+                  ("llmft_data_loader_test_masked_" + std::to_string(::getpid()) + ".tok");
+  MaskedTokenFile(const std::vector<int32_t>& tokens, const std::vector<uint8_t>& loss_mask) {
+    write_token_file(path.string(), tokens, 257, loss_mask);
+  }
+  ~MaskedTokenFile() { fs::remove(path); }
+};
+
+// The message of the Error that `make` throws, or "" when it throws none.
+template <typename Make>
+std::string error_of(Make make) {
+  try {
+    make();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // The window index of each row of a batch drawn from a CountingTokenFile.
 std::vector<int> windows_of(const Batch& batch) {
@@ -172,6 +201,83 @@ TEST_CASE("evaluation batches are the first windows in file order") {
   const std::vector<Batch> all = evaluation_batches(file, 4, 10, 1000);
   REQUIRE(all.size() == 3);  // 25 windows
   CHECK(all[2].batch == 5);
+}
+
+TEST_CASE("prompt tokens are masked end to end: prepare, then exactly those targets are -1") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("llmft_data_loader_test_prepare_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string input = (dir / "instruct.jsonl").string();
+  const std::string output = (dir / "instruct.tok").string();
+  std::ofstream(input) << "{\"prompt\": \"Q1\", \"response\": \"ab\"}\n"
+                       << "{\"prompt\": \"Q22\", \"response\": \"c\"}\n"
+                       << "{\"text\": \"xy\"}\n";
+  prepare_token_file(input, output, ByteTokenizer(), false);
+  // Tokens:  Q 1 a b EOT | Q 2 2 c EOT | x y EOT   (13 tokens, 3 windows of 4)
+  // Targets: 0 0 1 1 1   | 0 0 0 1 1   | 1 1 1
+  const TokenFile file(output);
+  const int32_t eot = ByteTokenizer::kEndOfText;
+  const int32_t masked = kMaskedTarget;
+  const std::vector<std::vector<int32_t>> inputs = {
+      {'Q', '1', 'a', 'b'}, {eot, 'Q', '2', '2'}, {'c', eot, 'x', 'y'}};
+  const std::vector<std::vector<int32_t>> targets = {
+      {masked, 'a', 'b', eot},        // predicting "1" from "Q" is not trained on
+      {masked, masked, masked, 'c'},  // nor the next prompt, after the EOT
+      {eot, 'x', 'y', eot}};          // a plain document is trained on throughout
+
+  const std::vector<Batch> batches = evaluation_batches(file, 4, 3, 10);
+  REQUIRE(batches.size() == 1);
+  REQUIRE(batches[0].batch == 3);
+  for (size_t row = 0; row < 3; ++row) {
+    CHECK(std::vector<int32_t>(batches[0].inputs.begin() + 4 * row,
+                               batches[0].inputs.begin() + 4 * row + 4) == inputs[row]);
+    CHECK(std::vector<int32_t>(batches[0].targets.begin() + 4 * row,
+                               batches[0].targets.begin() + 4 * row + 4) == targets[row]);
+  }
+
+  DataLoader loader(file, 4, 3);
+  const Batch shuffled = loader.next(3, 0, 3);
+  std::map<std::vector<int32_t>, std::vector<int32_t>> targets_by_inputs;
+  for (size_t row = 0; row < 3; ++row) {
+    targets_by_inputs[std::vector<int32_t>(shuffled.inputs.begin() + 4 * row,
+                                           shuffled.inputs.begin() + 4 * row + 4)] =
+        std::vector<int32_t>(shuffled.targets.begin() + 4 * row,
+                             shuffled.targets.begin() + 4 * row + 4);
+  }
+  for (size_t row = 0; row < 3; ++row) CHECK(targets_by_inputs[inputs[row]] == targets[row]);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a window with every target masked is fine") {
+  // Window 0 predicts tokens 1..4, all prompt; window 1 predicts 5..8, of which 8 is a target.
+  const MaskedTokenFile tokens({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {0, 0, 0, 0, 0, 0, 0, 0, 1, 1});
+  const TokenFile file(tokens.path.string());
+  const std::vector<Batch> batches = evaluation_batches(file, 4, 2, 2);
+  REQUIRE(batches.size() == 1);
+  CHECK(batches[0].targets == std::vector<int32_t>{-1, -1, -1, -1, -1, -1, -1, 9});
+  DataLoader loader(file, 4, 0);
+  CHECK(loader.num_windows() == 2);
+}
+
+TEST_CASE("a file without any training target in its windows is an error naming it") {
+  const MaskedTokenFile none({1, 2, 3, 4, 5}, {0, 0, 0, 0, 0});
+  const TokenFile file(none.path.string());
+  std::string message = error_of([&] { DataLoader(file, 2, 0); });
+  CHECK(contains(message, none.path.string()));
+  CHECK(contains(message, "has no training target"));
+  CHECK(contains(message, "llmft prepare"));
+  CHECK(contains(error_of([&] { evaluation_batches(file, 2, 1, 1); }), "has no training target"));
+}
+
+TEST_CASE("targets only outside the windows are none: a shorter seq_len may reach them") {
+  // Windows of 2 predict tokens 1..4; tokens 0 and 5 are the only targets.
+  const MaskedTokenFile outside({1, 2, 3, 4, 5, 6}, {1, 0, 0, 0, 0, 1});
+  const TokenFile file(outside.path.string());
+  const std::string message = error_of([&] { DataLoader(file, 2, 0); });
+  CHECK(contains(message, outside.path.string()));
+  CHECK(contains(message, "inside its windows of seq_len 2"));
+  CHECK(contains(message, "--seq-len"));
+  CHECK(DataLoader(file, 5, 0).num_windows() == 1);  // one window predicting tokens 1..5
 }
 
 }  // namespace

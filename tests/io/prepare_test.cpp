@@ -32,6 +32,14 @@ std::vector<int32_t> read_all(const std::string& path) {
   return tokens;
 }
 
+// 1 for each token of the file that is a training target, 0 for the others.
+std::vector<int> targets_of(const std::string& path) {
+  const TokenFile file(path);
+  std::vector<int> targets(file.size());
+  for (size_t i = 0; i < file.size(); ++i) targets[i] = file.is_target(i) ? 1 : 0;
+  return targets;
+}
+
 TEST_CASE("prepare joins the encoded documents with EOT after each one") {
   TempDir dir;
   const std::string input = dir.file("corpus.jsonl");
@@ -41,8 +49,43 @@ TEST_CASE("prepare joins the encoded documents with EOT after each one") {
   CHECK(stats.documents == 2);
   CHECK(stats.bytes == 3);
   CHECK(stats.tokens == 5);
+  CHECK(stats.target_tokens == 5);
   CHECK(read_all(output) == std::vector<int32_t>{'a', 'b', 256, 'c', 256});
   CHECK(TokenFile(output).vocab_size() == 257);
+  CHECK_FALSE(TokenFile(output).has_loss_mask());
+}
+
+TEST_CASE("prepare masks prompt tokens out of the loss and keeps the response and its EOT") {
+  TempDir dir;
+  const std::string input = dir.file("instruct.jsonl");
+  std::ofstream(input) << "{\"prompt\": \"Q?\", \"response\": \"A\"}\n"
+                       << "{\"text\": \"t\"}\n"
+                       << "{\"prompt\": \"P\", \"response\": \"\"}\n";
+  const std::string output = dir.file("instruct.tok");
+  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer(), false);
+  CHECK(stats.documents == 3);
+  CHECK(stats.bytes == 5);
+  CHECK(stats.tokens == 8);
+  CHECK(stats.target_tokens == 5);
+  CHECK(read_all(output) == std::vector<int32_t>{'Q', '?', 'A', 256, 't', 256, 'P', 256});
+  CHECK(targets_of(output) == std::vector<int>{0, 0, 1, 1, 1, 1, 0, 1});
+  CHECK(TokenFile(output).target_count() == 5);
+}
+
+TEST_CASE("the bundled instruction dataset prepares with its prompts masked") {
+  TempDir dir;
+  const std::string output = dir.file("instruct.tok");
+  const PrepareStats stats =
+      prepare_token_file(std::string(LLMFT_SOURCE_DIR) + "/examples/data/instruct.jsonl", output,
+                         ByteTokenizer(), false);
+  CHECK(stats.documents >= 200);
+  CHECK(stats.target_tokens > stats.documents);
+  CHECK(stats.target_tokens < stats.tokens);
+  const TokenFile file(output);
+  CHECK(file.has_loss_mask());
+  CHECK(file.target_count() == stats.target_tokens);
+  CHECK_FALSE(file.is_target(0));          // the first prompt's first byte
+  CHECK(file.is_target(file.size() - 1));  // the last document's EOT
 }
 
 TEST_CASE("prepare of a plain text file writes one document and its EOT") {
@@ -52,7 +95,9 @@ TEST_CASE("prepare of a plain text file writes one document and its EOT") {
   const std::string output = dir.file("corpus.tok");
   const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer(), true);
   CHECK(stats.documents == 1);
+  CHECK(stats.target_tokens == 4);
   CHECK(read_all(output) == std::vector<int32_t>{'H', 'i', '\n', 256});
+  CHECK_FALSE(TokenFile(output).has_loss_mask());
 }
 
 TEST_CASE("prepare of bad input throws and writes nothing") {
@@ -61,6 +106,18 @@ TEST_CASE("prepare of bad input throws and writes nothing") {
   std::ofstream(input) << "not json\n";
   CHECK_THROWS_AS(prepare_token_file(input, dir.file("bad.tok"), ByteTokenizer(), false), Error);
   CHECK_FALSE(fs::exists(dir.file("bad.tok")));
+
+  const std::string blank = dir.file("blank.jsonl");
+  std::ofstream(blank) << "\n\n";
+  try {
+    prepare_token_file(blank, dir.file("blank.tok"), ByteTokenizer(), false);
+    FAIL("expected an Error");
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    CHECK(message.find(blank) != std::string::npos);
+    CHECK(message.find("the dataset is empty") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(dir.file("blank.tok")));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -41,6 +42,20 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The documents as (prompt, text) pairs, which doctest can compare and print.
+std::vector<std::pair<std::string, std::string>> pairs_of(const std::vector<Document>& documents) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const Document& document : documents) pairs.emplace_back(document.prompt, document.text);
+  return pairs;
+}
+
+// Pairs for plain documents: an empty prompt with each text.
+std::vector<std::pair<std::string, std::string>> plain(const std::vector<std::string>& texts) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const std::string& text : texts) pairs.emplace_back("", text);
+  return pairs;
+}
+
 TEST_CASE("a plain text file is one document, read exactly") {
   TempDir dir;
   const std::string content = "First line.\n\n{\"text\": \"not parsed\"}\nLast line";
@@ -51,7 +66,7 @@ TEST_CASE("a plain text file is one document, read exactly") {
     last_done = done;
     last_total = total;
   });
-  CHECK(documents == std::vector<std::string>{content});
+  CHECK(pairs_of(documents) == plain({content}));
   CHECK(last_done == content.size());
   CHECK(last_total == content.size());
 }
@@ -65,8 +80,22 @@ TEST_CASE("a JSONL file gives one document per non-blank line") {
   bool finished = false;
   const auto documents =
       read_documents(path, [&](size_t done, size_t total) { finished = done == total; });
-  CHECK(documents == std::vector<std::string>{"one", "two\nlines \xc3\xa9", "three"});
+  CHECK(pairs_of(documents) == plain({"one", "two\nlines \xc3\xa9", "three"}));
   CHECK(finished);
+}
+
+TEST_CASE("prompt/response lines keep the prompt apart from the text, mixed with plain lines") {
+  TempDir dir;
+  const std::string path =
+      dir.write("instruct.jsonl",
+                "{\"prompt\": \"Q: 2+2?\\n\", \"response\": \"A: 4\", \"id\": 7}\n"
+                "{\"text\": \"plain\"}\n"
+                "{\"response\": \"\", \"prompt\": \"no answer\"}\n"
+                "{\"prompt\": \"\", \"response\": \"no question\"}\n");
+  const auto documents = read_documents(path, nullptr);
+  CHECK(pairs_of(documents) ==
+        std::vector<std::pair<std::string, std::string>>{
+            {"Q: 2+2?\n", "A: 4"}, {"", "plain"}, {"no answer", ""}, {"", "no question"}});
 }
 
 TEST_CASE("JSONL errors name the file and the 1-based line") {
@@ -75,33 +104,74 @@ TEST_CASE("JSONL errors name the file and the 1-based line") {
   std::string message = error_of(bad_json);
   CHECK(contains(message, bad_json + ":3:"));
   CHECK(contains(message, "invalid JSON"));
-  CHECK(contains(message, "\"text\""));
+  // Every line error says what a line must contain.
+  CHECK(contains(message, "a string \"text\" field"));
+  CHECK(contains(message, "string \"prompt\" and \"response\" fields"));
 
   const std::string no_text = dir.write("no_text.jsonl", "{\"text\": \"ok\"}\n{\"body\": \"x\"}\n");
   message = error_of(no_text);
   CHECK(contains(message, no_text + ":2:"));
-  CHECK(contains(message, "no \"text\" field"));
+  CHECK(contains(message, "no \"text\" field and no \"prompt\" and \"response\" fields"));
 
   const std::string not_string = dir.write("number.jsonl", "{\"text\": 5}\n");
-  CHECK(contains(error_of(not_string), not_string + ":1: \"text\" is a number"));
+  CHECK(contains(error_of(not_string), not_string + ":1: \"text\" is a JSON number"));
 
   const std::string not_object = dir.write("array.jsonl", "[\"text\"]\n");
   CHECK(contains(error_of(not_object), not_object + ":1: the line is a JSON array"));
 }
 
-TEST_CASE("missing, empty and textless inputs are errors that name the path") {
+TEST_CASE("a prompt/response line needs both fields, as strings, and no \"text\"") {
+  TempDir dir;
+  const std::string ok = "{\"prompt\": \"p\", \"response\": \"r\"}\n";
+  const std::string no_response = dir.write("no_response.jsonl", ok + "{\"prompt\": \"p\"}\n");
+  CHECK(contains(error_of(no_response), no_response + ":2: \"prompt\" without \"response\""));
+
+  const std::string no_prompt = dir.write("no_prompt.jsonl", ok + ok + "{\"response\": \"r\"}\n");
+  CHECK(contains(error_of(no_prompt), no_prompt + ":3: \"response\" without \"prompt\""));
+
+  const std::string prompt_array =
+      dir.write("prompt_array.jsonl", "{\"prompt\": [\"p\"], \"response\": \"r\"}\n");
+  CHECK(contains(error_of(prompt_array), prompt_array + ":1: \"prompt\" is a JSON array"));
+
+  const std::string response_null =
+      dir.write("response_null.jsonl", "\n{\"prompt\": \"p\", \"response\": null}\n");
+  CHECK(contains(error_of(response_null), response_null + ":2: \"response\" is a JSON null"));
+
+  const std::string both =
+      dir.write("both.jsonl", "{\"text\": \"t\", \"prompt\": \"p\", \"response\": \"r\"}\n");
+  const std::string message = error_of(both);
+  CHECK(contains(message, both + ":1: the line has both \"text\" and \"prompt\""));
+  CHECK(contains(message, "one form or the other"));
+
+  const std::string text_and_response =
+      dir.write("text_and_response.jsonl", "{\"text\": \"t\", \"response\": \"r\"}\n");
+  CHECK(contains(error_of(text_and_response), "both \"text\" and \"response\""));
+}
+
+TEST_CASE("an input with no documents or no text is an empty dataset, named") {
   TempDir dir;
   const std::string missing = (dir.path / "missing.txt").string();
   CHECK(contains(error_of(missing), missing));
 
   const std::string empty_text = dir.write("empty.txt", "");
-  CHECK(contains(error_of(empty_text), empty_text + "' holds no text"));
+  std::string message = error_of(empty_text);
+  CHECK(contains(message, empty_text + "' has no documents (the file is empty)"));
+  CHECK(contains(message, "the dataset is empty"));
 
-  const std::string blank_jsonl = dir.write("blank.jsonl", "\n\n");
-  CHECK(contains(error_of(blank_jsonl), blank_jsonl + "' holds no text"));
+  const std::string empty_jsonl = dir.write("empty.jsonl", "");
+  CHECK(contains(error_of(empty_jsonl), empty_jsonl + "' has no documents"));
 
-  const std::string empty_texts = dir.write("empty_texts.jsonl", "{\"text\": \"\"}\n");
-  CHECK(contains(error_of(empty_texts), "every \"text\" is empty"));
+  const std::string blank_jsonl = dir.write("blank.jsonl", "\n  \n\r\n");
+  message = error_of(blank_jsonl);
+  CHECK(contains(message, blank_jsonl + "' has no documents"));
+  CHECK(contains(message, "every line is blank"));
+  CHECK(contains(message, "the dataset is empty"));
+
+  const std::string empty_strings = dir.write(
+      "empty_strings.jsonl", "{\"text\": \"\"}\n{\"prompt\": \"\", \"response\": \"\"}\n");
+  message = error_of(empty_strings);
+  CHECK(contains(message, empty_strings + "' holds no text"));
+  CHECK(contains(message, "the dataset is empty"));
 
   CHECK(contains(error_of(dir.path.string()), "is a directory"));
 }

@@ -40,6 +40,37 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+std::vector<unsigned char> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+}
+
+// The header of a file of `count` uint16 tokens of a 257-token vocabulary, written by
+// hand after the documented layout.
+std::vector<unsigned char> header(unsigned char version, unsigned char count, unsigned char flags) {
+  // clang-format off
+  return {'L', 'L', 'M', 'F', 'T', 'T', 'O', 'K',
+          version, 0, 0, 0,
+          2, 0, 0, 0,
+          count, 0, 0, 0, 0, 0, 0, 0,
+          1, 1, 0, 0,
+          flags, 0, 0, 0};
+  // clang-format on
+}
+
+// `header` followed by `body`.
+std::vector<unsigned char> file_bytes(std::vector<unsigned char> header_bytes,
+                                      const std::vector<unsigned char>& body) {
+  header_bytes.insert(header_bytes.end(), body.begin(), body.end());
+  return header_bytes;
+}
+
 TEST_CASE("token file round-trips uint16 tokens") {
   TempDir dir;
   const std::string path = dir.file("small.tok");
@@ -76,9 +107,7 @@ TEST_CASE("token file header is the documented little-endian layout") {
   TempDir dir;
   const std::string path = dir.file("layout.tok");
   write_token_file(path, {0x0102, 0x0304}, 65536);
-  std::ifstream in(path, std::ios::binary);
-  const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
-                                         std::istreambuf_iterator<char>());
+  const std::vector<unsigned char> bytes = bytes_of(path);
   // clang-format off
   const std::vector<unsigned char> expected = {
       'L', 'L', 'M', 'F', 'T', 'T', 'O', 'K',  // magic
@@ -90,6 +119,127 @@ TEST_CASE("token file header is the documented little-endian layout") {
       0x02, 0x01, 0x04, 0x03};                 // tokens 0x0102, 0x0304
   // clang-format on
   CHECK(bytes == expected);
+}
+
+TEST_CASE("a loss mask makes a version 2 file with flag bit 0 and one byte per token") {
+  TempDir dir;
+  const std::string path = dir.file("masked.tok");
+  write_token_file(path, {'a', 256, 'c'}, 257, {0, 1, 1});
+  // clang-format off
+  const std::vector<unsigned char> tokens_and_mask = {
+      'a', 0, 0, 1, 'c', 0,  // tokens 'a', 256, 'c'
+      0, 1, 1};              // loss mask
+  // clang-format on
+  CHECK(bytes_of(path) ==
+        file_bytes(header(/*version=*/2, /*count=*/3, /*flags=*/1), tokens_and_mask));
+
+  TokenFile file(path);
+  CHECK(file.has_loss_mask());
+  CHECK(file.target_count() == 2);
+  CHECK_FALSE(file.is_target(0));
+  CHECK(file.is_target(1));
+  CHECK(file.is_target(2));
+  CHECK(file[1] == 256);
+}
+
+TEST_CASE("a loss mask round-trips with uint32 tokens") {
+  TempDir dir;
+  const std::string path = dir.file("masked_large.tok");
+  const std::vector<int32_t> tokens = {128000, 5, 6, 128001, 7};
+  const std::vector<uint8_t> mask = {0, 0, 1, 0, 1};
+  write_token_file(path, tokens, 128256, mask);
+  CHECK(fs::file_size(path) == kTokenFileHeaderBytes + 5 * tokens.size());
+
+  TokenFile file(path);
+  std::vector<int32_t> all(tokens.size());
+  file.copy(0, tokens.size(), all.data());
+  CHECK(all == tokens);
+  for (size_t i = 0; i < mask.size(); ++i) CHECK(file.is_target(i) == (mask[i] == 1));
+  CHECK(file.target_count() == 2);
+}
+
+TEST_CASE("a mask with every token a target is not written: the file stays version 1") {
+  TempDir dir;
+  const std::string unmasked = dir.file("unmasked.tok");
+  const std::string all_targets = dir.file("all_targets.tok");
+  write_token_file(unmasked, {1, 2, 3}, 257);
+  write_token_file(all_targets, {1, 2, 3}, 257, {1, 1, 1});
+  CHECK(bytes_of(all_targets) == bytes_of(unmasked));
+  CHECK(bytes_of(unmasked)[8] == 1);  // version
+
+  TokenFile file(all_targets);
+  CHECK_FALSE(file.has_loss_mask());
+  CHECK(file.target_count() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(file.is_target(i));
+}
+
+TEST_CASE("version 1 files, and version 2 files without the mask flag, train on every token") {
+  TempDir dir;
+  const std::string version_1 = dir.file("v1.tok");
+  write_bytes(version_1, file_bytes(header(1, 2, 0), {'h', 0, 0, 1}));  // 'h', 256
+  TokenFile file(version_1);
+  REQUIRE(file.size() == 2);
+  CHECK(file[0] == 'h');
+  CHECK(file[1] == 256);
+  CHECK(file.vocab_size() == 257);
+  CHECK_FALSE(file.has_loss_mask());
+  CHECK(file.target_count() == 2);
+  CHECK(file.is_target(0));
+  CHECK(file.is_target(1));
+
+  const std::string version_2 = dir.file("v2.tok");
+  write_bytes(version_2, file_bytes(header(2, 2, 0), {'h', 0, 'i', 0}));
+  CHECK_FALSE(TokenFile(version_2).has_loss_mask());
+  CHECK(TokenFile(version_2).target_count() == 2);
+}
+
+TEST_CASE("a malformed loss mask names the file, the token and what to do") {
+  TempDir dir;
+  const std::string bad_byte = dir.file("bad_byte.tok");
+  write_bytes(bad_byte, file_bytes(header(2, 3, 1), {'a', 0, 'b', 0, 'c', 0, 1, 2, 0}));
+  std::string message = error_of(bad_byte);
+  CHECK(contains(message, bad_byte));
+  CHECK(contains(message, "loss-mask byte 2 for token 1 (expected 0 or 1)"));
+  CHECK(contains(message, "llmft prepare"));
+
+  const std::string no_mask = dir.file("no_mask.tok");  // the flag says a mask follows
+  write_bytes(no_mask, file_bytes(header(2, 3, 1), {'a', 0, 'b', 0, 'c', 0}));
+  message = error_of(no_mask);
+  CHECK(contains(message, no_mask));
+  CHECK(contains(message, "should be 41 bytes"));  // 32 + 3 * 2 + 3
+  CHECK(contains(message, "loss mask"));
+  CHECK(contains(message, "is 38 bytes"));
+  CHECK(contains(message, "llmft prepare"));
+
+  const std::string extra = dir.file("extra.tok");  // a mask without the flag
+  write_bytes(extra, file_bytes(header(2, 3, 0), {'a', 0, 'b', 0, 'c', 0, 1, 1, 0}));
+  CHECK(contains(error_of(extra), "should be 38 bytes"));
+}
+
+TEST_CASE("unknown versions and flags are rejected") {
+  TempDir dir;
+  const std::string version_3 = dir.file("v3.tok");
+  write_bytes(version_3, file_bytes(header(3, 1, 0), {'a', 0}));
+  std::string message = error_of(version_3);
+  CHECK(contains(message, "format version 3"));
+  CHECK(contains(message, "llmft prepare"));
+
+  const std::string flag_in_v1 = dir.file("flag_in_v1.tok");
+  write_bytes(flag_in_v1, file_bytes(header(1, 1, 1), {'a', 0, 1}));
+  message = error_of(flag_in_v1);
+  CHECK(contains(message, flag_in_v1));
+  CHECK(contains(message, "has flags 1"));
+
+  const std::string unknown_flag = dir.file("unknown_flag.tok");
+  write_bytes(unknown_flag, file_bytes(header(2, 1, 3), {'a', 0, 1}));
+  CHECK(contains(error_of(unknown_flag), "has flags 3"));
+}
+
+TEST_CASE("a loss mask that does not fit the tokens is refused before anything is written") {
+  TempDir dir;
+  CHECK_THROWS_AS(write_token_file(dir.file("short.tok"), {1, 2, 3}, 257, {1, 0}), Error);
+  CHECK_THROWS_AS(write_token_file(dir.file("two.tok"), {1, 2, 3}, 257, {1, 2, 0}), Error);
+  CHECK(fs::is_empty(dir.path));
 }
 
 TEST_CASE("an empty token list gives a header-only file") {
@@ -159,6 +309,14 @@ TEST_CASE("token files move but do not copy") {
   TokenFile third(path);
   third = std::move(second);
   CHECK(third[0] == 7);
+
+  const std::string masked = dir.file("masked_move.tok");
+  write_token_file(masked, {7, 8, 9}, 257, {0, 1, 1});
+  TokenFile fourth(masked);
+  third = std::move(fourth);
+  CHECK(third.has_loss_mask());
+  CHECK_FALSE(third.is_target(0));
+  CHECK(third.target_count() == 2);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
-// Writes what tests/oracle/hf_gpt2_oracle.py checks against Hugging Face transformers:
-// a GPT-2 model directory (config.json, model.safetensors) with llmft's weights, the
-// gradient of the mean loss on batch 0 (grads.safetensors), the token batches
-// (batch.safetensors), and the losses of AdamW steps (result.json).
+// Writes what tests/oracle/hf_oracle.py checks against Hugging Face transformers: a model
+// directory (config.json, model.safetensors) with llmft's weights, the logits on batch 0
+// (logits.safetensors), the gradient of the mean loss on batch 0 (grads.safetensors),
+// the token batches (batch.safetensors; a few targets masked with -1), and the losses of
+// AdamW steps (result.json).
 //
-// usage: gpt2_oracle_dump OUT_DIR VOCAB POSITIONS HIDDEN LAYERS HEADS INNER BATCH SEQ STEPS
+// usage: oracle_dump OUT_DIR FAMILY VOCAB POSITIONS HIDDEN LAYERS HEADS KV_HEADS INNER TIED
+//                    BATCH SEQ STEPS
+//   FAMILY gpt2 | llama; TIED 1 | 0 (gpt2 is always tied)
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -11,7 +14,7 @@
 
 #include "core/cpu/cpu_backend.h"
 #include "core/error.h"
-#include "core/gpt2/gpt2_model.h"
+#include "core/model_factory.h"
 #include "core/param_init.h"
 #include "io/atomic_file.h"
 #include "io/hf_checkpoint.h"
@@ -51,19 +54,27 @@ io::SafeTensor int_tensor(const std::string& name, const std::vector<int32_t>& d
 }
 
 int run(int argc, char** argv) {
-  LLMFT_REQUIRE(argc == 11,
-                "usage: gpt2_oracle_dump OUT_DIR VOCAB POSITIONS HIDDEN LAYERS "
-                "HEADS INNER BATCH SEQ STEPS");
-  const std::string dir = argv[1];
+  LLMFT_REQUIRE(argc == 14,
+                "usage: oracle_dump OUT_DIR FAMILY VOCAB POSITIONS HIDDEN LAYERS "
+                "HEADS KV_HEADS INNER TIED BATCH SEQ STEPS");
+  const std::string dir = argv[1], family = argv[2];
+  LLMFT_REQUIRE(family == "gpt2" || family == "llama", "FAMILY must be gpt2 or llama");
   ModelConfig c;
   c.name = "oracle";
-  c.vocab_size = std::stoi(argv[2]);
-  c.max_seq_len = std::stoi(argv[3]);
-  c.hidden = std::stoi(argv[4]);
-  c.n_layer = std::stoi(argv[5]);
-  c.n_head = c.n_kv_head = std::stoi(argv[6]);
-  c.intermediate = std::stoi(argv[7]);
-  const int B = std::stoi(argv[8]), T = std::stoi(argv[9]), steps = std::stoi(argv[10]);
+  c.family = family == "gpt2" ? ModelFamily::gpt2 : ModelFamily::llama;
+  c.vocab_size = std::stoi(argv[3]);
+  c.max_seq_len = std::stoi(argv[4]);
+  c.hidden = std::stoi(argv[5]);
+  c.n_layer = std::stoi(argv[6]);
+  c.n_head = std::stoi(argv[7]);
+  c.n_kv_head = std::stoi(argv[8]);
+  c.intermediate = std::stoi(argv[9]);
+  c.tie_embeddings = std::stoi(argv[10]) != 0;
+  if (c.family == ModelFamily::llama) {
+    c.norm_eps = 1e-6f;
+    c.rope_theta = 500000.0f;
+  }
+  const int B = std::stoi(argv[11]), T = std::stoi(argv[12]), steps = std::stoi(argv[13]);
 
   EngineOptions o;
   o.optimizer.kind = OptimizerKind::adamw;
@@ -74,7 +85,8 @@ int run(int argc, char** argv) {
   o.schedule = LrSchedule{LrShape::constant, 1e-3f, 0.0f, 0, steps};
   CpuBackend be;
   Allocator alloc(be.memory(), 0);
-  Gpt2Model model(c, be, alloc);
+  auto model_ptr = make_model(c, be, alloc);
+  Model& model = *model_ptr;
   Engine engine(model, be, alloc, o);
   const io::UnitValues weights = oracle_weights(model.units());
   for (size_t u = 0; u < weights.size(); ++u) engine.write_params(static_cast<int>(u), weights[u]);
@@ -85,10 +97,17 @@ int run(int argc, char** argv) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     inputs[i] = static_cast<int32_t>(rng() % c.vocab_size);
     targets[i] = static_cast<int32_t>(rng() % c.vocab_size);
+    if (i % 7 == 3) targets[i] = -1;  // masked positions, as prompt tokens are
   }
   io::write_safetensors(
       dir + "/batch.safetensors",
       {int_tensor("inputs", inputs, {steps, B, T}), int_tensor("targets", targets, {steps, B, T})});
+
+  const std::vector<float> logits = engine.logits(MicroBatch{B, T, inputs.data(), nullptr});
+  io::SafeTensor logits_tensor{"logits", "F32", {B, T, c.vocab_size}, {}};
+  logits_tensor.bytes.resize(logits.size() * sizeof(float));
+  std::memcpy(logits_tensor.bytes.data(), logits.data(), logits_tensor.bytes.size());
+  io::write_safetensors(dir + "/logits.safetensors", {logits_tensor});
 
   io::Json losses = io::Json::array({});
   double first_loss = 0;
@@ -124,5 +143,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return llmft::guarded_main("gpt2_oracle_dump", run, argc, argv);
+  return llmft::guarded_main("oracle_dump", run, argc, argv);
 }

@@ -1,27 +1,38 @@
-// The whole GPT-2 model's gradients (every unit, tied embedding included) against
-// central finite differences of its loss.
+// Whole-model gradients (every unit; tied and untied embeddings; grouped-query attention;
+// with and without activation checkpointing) against central finite differences of the
+// loss, for both families.
 #include <doctest/doctest.h>
 
 #include "core/cpu/cpu_backend.h"
-#include "core/gpt2/gpt2_model.h"
+#include "core/model_factory.h"
 #include "core/param_init.h"
 #include "tests/core/gradcheck.h"
 
 using namespace llmft;
 
-TEST_CASE("gpt2 model gradients match finite differences") {
+namespace {
+
+ModelConfig small_config(ModelFamily family, int kv_heads, bool tied) {
   ModelConfig c;
   c.name = "gradcheck";
+  c.family = family;
   c.vocab_size = 13;
   c.max_seq_len = 9;
   c.hidden = 12;
   c.n_layer = 2;
   c.n_head = 3;
-  c.n_kv_head = 3;
+  c.n_kv_head = kv_heads;
   c.intermediate = 20;
+  c.rope_theta = 100.0f;
+  c.tie_embeddings = tied;
+  return c;
+}
+
+void check_model_gradients(const ModelConfig& c, bool checkpointing) {
   CpuBackend be;
   Allocator alloc(be.memory(), 0);
-  Gpt2Model model(c, be, alloc);
+  auto model_ptr = make_model(c, be, alloc, ModelOptions{checkpointing});
+  Model& model = *model_ptr;
 
   // Host-resident parameters and gradients (the CPU backend's device memory is host memory).
   std::vector<std::vector<float>> params, grads;
@@ -70,4 +81,18 @@ TEST_CASE("gpt2 model gradients match finite differences") {
       CHECK(testing::relative_error(numeric, analytic, grads[u]) < 2e-3);
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("gpt2 model gradients match finite differences") {
+  check_model_gradients(small_config(ModelFamily::gpt2, 3, true), false);
+}
+
+TEST_CASE("llama model gradients match finite differences (untied, multi-head)") {
+  check_model_gradients(small_config(ModelFamily::llama, 3, false), false);
+}
+
+TEST_CASE("llama model gradients match finite differences (tied, one kv head, checkpointed)") {
+  check_model_gradients(small_config(ModelFamily::llama, 1, true), true);
 }

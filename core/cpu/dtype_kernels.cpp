@@ -1,0 +1,51 @@
+#include "core/cpu/dtype_kernels.h"
+
+#include "core/cpu/float_traits.h"
+
+namespace llmft::cpu {
+
+void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t n) {
+  with_float_type(dst_type, [&](auto out_traits) {
+    using Out = decltype(out_traits);
+    with_float_type(src_type, [&](auto in_traits) {
+      using In = decltype(in_traits);
+      auto* out = static_cast<typename Out::Storage*>(dst);
+      const auto* in = static_cast<const typename In::Storage*>(src);
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < n; ++i) out[i] = Out::store(In::load(in[i]));
+    });
+  });
+}
+
+void accumulate(void* dst, DType dst_type, const float* src, int64_t n) {
+  with_float_type(dst_type, [&](auto traits) {
+    using T = decltype(traits);
+    auto* out = static_cast<typename T::Storage*>(dst);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[i] = T::store(T::load(out[i]) + src[i]);
+  });
+}
+
+double sum_squares(const void* x, DType type, int64_t n) {
+  double sum = 0.0;
+  with_float_type(type, [&](auto traits) {
+    using T = decltype(traits);
+    const auto* in = static_cast<const typename T::Storage*>(x);
+    constexpr int64_t kBlock = 1024;
+    // f32 partial sums over short blocks (vectorised), added up in f64.
+#pragma omp parallel for reduction(+ : sum) schedule(static)
+    for (int64_t start = 0; start < n; start += kBlock) {
+      const int64_t end = start + kBlock < n ? start + kBlock : n;
+      float block = 0.0f;
+#pragma omp simd reduction(+ : block)
+      for (int64_t i = start; i < end; ++i) {
+        const float v = T::load(in[i]);
+        block += v * v;
+      }
+      sum += block;
+    }
+  });
+  return sum;
+}
+
+}  // namespace llmft::cpu

@@ -1,0 +1,44 @@
+// What a transformer block implementation works with: the shape of the micro-batch,
+// the backend and allocator, and the buffers it keeps between forward and backward.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/allocator.h"
+#include "core/backend.h"
+#include "core/model_config.h"
+
+namespace llmft {
+
+struct BlockShape {
+  int batch = 0;
+  int seq_len = 0;
+  int64_t rows() const { return static_cast<int64_t>(batch) * seq_len; }
+};
+
+struct BlockContext {
+  Backend& be;
+  Allocator& alloc;
+  const ModelConfig& config;
+  BlockShape shape;
+  int64_t position_offset = 0;  // position of the first token (rotary embeddings)
+
+  // Takes an f32 buffer of `shape` and returns its tensor view.
+  Tensor take(Buffer& buffer, Shape shape, MemoryCategory category, const std::string& what) const;
+};
+
+// The family-specific activations a block's backward reads.
+struct BlockInternals {
+  virtual ~BlockInternals() = default;
+};
+
+// A block's activations kept for backward: its output (the next unit's input) and its
+// internals. Under activation checkpointing only `out` is kept; backward recomputes
+// the internals from the block's input.
+struct BlockSaved {
+  Buffer out;
+  std::unique_ptr<BlockInternals> internals;
+};
+
+}  // namespace llmft

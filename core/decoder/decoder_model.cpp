@@ -1,0 +1,175 @@
+#include "core/decoder/decoder_model.h"
+
+#include "core/error.h"
+
+namespace llmft {
+
+DecoderModel::DecoderModel(const ModelConfig& config, std::unique_ptr<Family> family,
+                           Backend& backend, Allocator& allocator, bool activation_checkpointing)
+    : config_(config),
+      family_(std::move(family)),
+      be_(backend),
+      alloc_(allocator),
+      checkpointing_(activation_checkpointing) {
+  validate(config_);
+  units_.push_back(family_->embedding_layout(config_));
+  for (int l = 0; l < config_.n_layer; ++l) units_.push_back(family_->block_layout(config_, l));
+  units_.push_back(family_->head_layout(config_));
+  loss_sum_ = alloc_.allocate(sizeof(float), MemoryCategory::other, "loss accumulator");
+  reset_loss();
+}
+
+std::vector<int> DecoderModel::extra_units_read(int unit) const {
+  if (unit == head_unit() && config_.tie_embeddings) return {0};
+  return {};
+}
+
+void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) {
+  LLMFT_REQUIRE(batch.seq_len <= config_.max_seq_len,
+                "sequence length " << batch.seq_len << " exceeds the model's context of "
+                                   << config_.max_seq_len << " positions; lower --seq-len");
+  shape_ = BlockShape{batch.batch, batch.seq_len};
+  loss_scale_ = loss_scale;
+  want_logits_ = want_logits;
+  const Shape bt{batch.batch, batch.seq_len};
+  const size_t bytes = static_cast<size_t>(shape_.rows()) * sizeof(int32_t);
+  tokens_ = alloc_.allocate(bytes, MemoryCategory::activations, "input tokens");
+  be_.copy_to_device(tokens_.as(DType::i32, bt), batch.inputs);
+  if (!want_logits) {
+    targets_ = alloc_.allocate(bytes, MemoryCategory::activations, "target tokens");
+    be_.copy_to_device(targets_.as(DType::i32, bt), batch.targets);
+  }
+  blocks_.clear();
+  blocks_.resize(config_.n_layer);
+}
+
+Tensor DecoderModel::hidden(const Buffer& buffer) const {
+  return buffer.as(DType::f32, {shape_.rows(), config_.hidden});
+}
+
+Tensor DecoderModel::block_input(int layer) const {
+  return layer == 0 ? hidden(embedding_out_) : hidden(blocks_[layer - 1].out);
+}
+
+Tensor DecoderModel::head_weight(const UnitTensors& units, bool grads) const {
+  const std::vector<Tensor>& flat = grads ? units.grads : units.params;
+  if (config_.tie_embeddings) return units_[0].slice(flat[0], 0);
+  const UnitLayout& head = units_[head_unit()];
+  return head.slice(flat[head_unit()], static_cast<int>(head.params.size()) - 1);
+}
+
+void DecoderModel::forward_unit(int unit, const UnitTensors& units) {
+  if (unit == 0) return embedding_forward(units);
+  if (unit == head_unit()) return head_forward(units);
+  const int layer = unit - 1;
+  family_->block_forward(context(), units_[unit], units.params[unit], block_input(layer),
+                         blocks_[layer]);
+  if (checkpointing_ && !want_logits_) blocks_[layer].internals.reset();
+}
+
+void DecoderModel::backward_unit(int unit, const UnitTensors& units) {
+  LLMFT_REQUIRE(!want_logits_, "internal: backward after a logits-only forward");
+  if (unit == 0) return embedding_backward(units);
+  if (unit == head_unit()) return head_backward(units);
+  const int layer = unit - 1;
+  BlockSaved& saved = blocks_[layer];
+  if (!saved.internals) {
+    // Checkpointed: the next block's backward is done, so this block's output is free
+    // to go; recompute everything from the block's input.
+    saved.out.reset();
+    family_->block_forward(context(), units_[unit], units.params[unit], block_input(layer), saved);
+  }
+  family_->block_backward(context(), units_[unit], units.params[unit], units.grads[unit],
+                          block_input(layer), saved, hidden(stream_));
+  saved = BlockSaved();
+}
+
+void DecoderModel::embedding_forward(const UnitTensors& units) {
+  const UnitLayout& u = units_[0];
+  embedding_out_ = alloc_.allocate(static_cast<size_t>(shape_.rows()) * config_.hidden * 4,
+                                   MemoryCategory::activations, "embedding output");
+  Tensor positions = u.params.size() > 1 ? u.slice(units.params[0], 1) : Tensor();
+  be_.embedding_forward(hidden(embedding_out_),
+                        tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}),
+                        u.slice(units.params[0], 0), positions);
+}
+
+void DecoderModel::embedding_backward(const UnitTensors& units) {
+  const UnitLayout& u = units_[0];
+  Tensor positions = u.params.size() > 1 ? u.slice(units.grads[0], 1) : Tensor();
+  be_.embedding_backward(u.slice(units.grads[0], 0), positions, hidden(stream_),
+                         tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}));
+  embedding_out_.reset();
+  stream_.reset();
+}
+
+void DecoderModel::head_forward(const UnitTensors& units) {
+  const int64_t N = shape_.rows(), V = config_.vocab_size;
+  const UnitLayout& head = units_[head_unit()];
+  const Tensor& hp = units.params[head_unit()];
+  const bool layernorm = family_->norm_kind() == NormKind::layernorm;
+  Tensor normed = norm_forward(context(), family_->norm_kind(), head.slice(hp, 0),
+                               layernorm ? head.slice(hp, 1) : Tensor(),
+                               block_input(config_.n_layer), final_norm_, "final norm");
+  logits_ = alloc_.allocate(static_cast<size_t>(N * V) * sizeof(float), MemoryCategory::activations,
+                            "logits");
+  Tensor logits = logits_.as(DType::f32, {N, V});
+  be_.linear_forward(logits, normed, head_weight(units, false), Tensor());
+  if (!want_logits_) {
+    be_.cross_entropy_fused(logits, loss_sum_.as(DType::f32, {1}), targets_.as(DType::i32, {N}),
+                            loss_scale_);
+  }
+}
+
+void DecoderModel::head_backward(const UnitTensors& units) {
+  const int64_t N = shape_.rows(), V = config_.vocab_size, C = config_.hidden;
+  const UnitLayout& head = units_[head_unit()];
+  const Tensor& hp = units.params[head_unit()];
+  const Tensor& hg = units.grads[head_unit()];
+  const bool layernorm = family_->norm_kind() == NormKind::layernorm;
+  stream_ = alloc_.allocate(static_cast<size_t>(N * C) * sizeof(float), MemoryCategory::workspace,
+                            "residual gradient");
+  Buffer dnorm_buf = alloc_.allocate(static_cast<size_t>(N * C) * sizeof(float),
+                                     MemoryCategory::workspace, "final norm gradient");
+  Tensor dnorm = hidden(dnorm_buf);
+  be_.linear_backward(dnorm, false, head_weight(units, true), Tensor(),
+                      logits_.as(DType::f32, {N, V}), hidden(final_norm_.out),
+                      head_weight(units, false));
+  Tensor stream = hidden(stream_);
+  be_.fill(stream, 0.0f);
+  norm_backward(context(), family_->norm_kind(), stream, head.slice(hg, 0),
+                layernorm ? head.slice(hg, 1) : Tensor(), dnorm, block_input(config_.n_layer),
+                head.slice(hp, 0), final_norm_);
+  logits_.reset();
+  final_norm_ = NormSaved();
+}
+
+void DecoderModel::end_micro_batch() {
+  blocks_.clear();
+  logits_.reset();
+  final_norm_ = NormSaved();
+  embedding_out_.reset();
+  stream_.reset();
+  tokens_.reset();
+  targets_.reset();
+}
+
+double DecoderModel::loss_sum() {
+  float value = 0.0f;
+  be_.copy_to_host(&value, loss_sum_.as(DType::f32, {1}));
+  return value;
+}
+
+void DecoderModel::reset_loss() {
+  be_.fill(loss_sum_.as(DType::f32, {1}), 0.0f);
+}
+
+std::vector<float> DecoderModel::logits() {
+  LLMFT_REQUIRE(want_logits_ && !logits_.empty(), "internal: no logits kept");
+  const int64_t count = shape_.rows() * config_.vocab_size;
+  std::vector<float> out(static_cast<size_t>(count));
+  be_.copy_to_host(out.data(), logits_.as(DType::f32, {count}));
+  return out;
+}
+
+}  // namespace llmft

@@ -1,0 +1,70 @@
+// DecoderModel: a decoder-only language model as a chain of units, for any Family.
+//   unit 0        embedding: token embedding (+ learned positions)
+//   unit 1..L     transformer blocks (the family's)
+//   unit L + 1    head: final norm; logits = norm(x) @ W^T with W the LM head, or the
+//                 token embedding of unit 0 when embeddings are tied
+// The loss is the mean cross-entropy of the logits against the targets, fused with its
+// gradient. Kept for backward besides the blocks': the token ids, the embedding output,
+// the final norm's output and statistics, and the logits (which become their own
+// gradient). With activation checkpointing a block keeps only its output during forward
+// and backward recomputes the rest from the block's input, giving bitwise the same
+// gradients.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/decoder/family.h"
+#include "core/model.h"
+
+namespace llmft {
+
+class DecoderModel : public Model {
+ public:
+  DecoderModel(const ModelConfig& config, std::unique_ptr<Family> family, Backend& backend,
+               Allocator& allocator, bool activation_checkpointing);
+
+  const ModelConfig& config() const override { return config_; }
+  const std::vector<UnitLayout>& units() const override { return units_; }
+  std::vector<int> extra_units_read(int unit) const override;
+  int grads_completed_by(int unit) const override { return unit; }
+
+  void begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) override;
+  void forward_unit(int unit, const UnitTensors& units) override;
+  void backward_unit(int unit, const UnitTensors& units) override;
+  void end_micro_batch() override;
+
+  double loss_sum() override;
+  void reset_loss() override;
+  std::vector<float> logits() override;
+
+ private:
+  int head_unit() const { return config_.n_layer + 1; }
+  BlockContext context() const { return BlockContext{be_, alloc_, config_, shape_}; }
+  Tensor hidden(const Buffer& buffer) const;
+  Tensor block_input(int layer) const;
+  // The LM head's weight (V, C) among the units' parameters (or gradients).
+  Tensor head_weight(const UnitTensors& units, bool grads) const;
+  void embedding_forward(const UnitTensors& units);
+  void embedding_backward(const UnitTensors& units);
+  void head_forward(const UnitTensors& units);
+  void head_backward(const UnitTensors& units);
+
+  ModelConfig config_;
+  std::unique_ptr<Family> family_;
+  Backend& be_;
+  Allocator& alloc_;
+  bool checkpointing_;
+  std::vector<UnitLayout> units_;
+  Buffer loss_sum_;
+
+  // Per micro-batch state.
+  BlockShape shape_;
+  float loss_scale_ = 0.0f;
+  bool want_logits_ = false;
+  Buffer tokens_, targets_, embedding_out_, stream_, logits_;
+  std::vector<BlockSaved> blocks_;
+  NormSaved final_norm_;
+};
+
+}  // namespace llmft

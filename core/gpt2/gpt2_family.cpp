@@ -1,0 +1,165 @@
+#include "core/gpt2/gpt2_family.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace llmft {
+
+namespace {
+
+constexpr float kInitStd = 0.02f;
+
+ParamInfo param(const std::string& name, Shape shape, bool matrix, float std, float value = 0.0f) {
+  ParamInfo p;
+  p.name = name;
+  p.shape = std::move(shape);
+  p.weight_decay = matrix;
+  p.hf_transposed = matrix;  // GPT-2 stores its linear weights as Conv1D (in, out)
+  p.init_std = std;
+  p.init_value = value;
+  return p;
+}
+
+struct Weights {
+  Tensor ln1_w, ln1_b, qkv_w, qkv_b, attn_proj_w, attn_proj_b;
+  Tensor ln2_w, ln2_b, fc_w, fc_b, mlp_proj_w, mlp_proj_b;
+};
+
+// Views of a block's parameters (or gradients) in its flat unit buffer.
+Weights bind(const UnitLayout& u, const Tensor& flat) {
+  Weights w;
+  Tensor* fields[] = {&w.ln1_w, &w.ln1_b, &w.qkv_w, &w.qkv_b, &w.attn_proj_w, &w.attn_proj_b,
+                      &w.ln2_w, &w.ln2_b, &w.fc_w,  &w.fc_b,  &w.mlp_proj_w,  &w.mlp_proj_b};
+  for (int i = 0; i < 12; ++i) *fields[i] = u.slice(flat, i);
+  return w;
+}
+
+struct Internals : BlockInternals {
+  NormSaved ln1, ln2;
+  Buffer qkv, att, lse, res2, fc;
+};
+
+Tensor view(const Buffer& b, Shape shape) {
+  return b.as(DType::f32, std::move(shape));
+}
+
+}  // namespace
+
+UnitLayout Gpt2Family::embedding_layout(const ModelConfig& c) const {
+  UnitLayout u;
+  u.name = "embedding";
+  ParamInfo wte = param("transformer.wte.weight", {c.vocab_size, c.hidden}, true, kInitStd);
+  wte.hf_transposed = false;
+  u.add(wte);
+  ParamInfo wpe = param("transformer.wpe.weight", {c.max_seq_len, c.hidden}, true, 0.01f);
+  wpe.hf_transposed = false;
+  u.add(wpe);
+  return u;
+}
+
+UnitLayout Gpt2Family::head_layout(const ModelConfig& c) const {
+  UnitLayout u;
+  u.name = "head";
+  u.add(param("transformer.ln_f.weight", {c.hidden}, false, 0.0f, 1.0f));
+  u.add(param("transformer.ln_f.bias", {c.hidden}, false, 0.0f));
+  return u;
+}
+
+UnitLayout Gpt2Family::block_layout(const ModelConfig& c, int layer) const {
+  const std::string p = "transformer.h." + std::to_string(layer) + ".";
+  const int64_t C = c.hidden, I = c.intermediate;
+  const int64_t qkv = C + 2 * static_cast<int64_t>(c.n_kv_head) * c.head_dim();
+  // Residual projections are scaled by 1/sqrt(2 L), as in GPT-2.
+  const float proj_std = kInitStd / std::sqrt(2.0f * c.n_layer);
+  UnitLayout u;
+  u.name = "block." + std::to_string(layer);
+  u.add(param(p + "ln_1.weight", {C}, false, 0.0f, 1.0f));
+  u.add(param(p + "ln_1.bias", {C}, false, 0.0f));
+  u.add(param(p + "attn.c_attn.weight", {qkv, C}, true, kInitStd));
+  u.add(param(p + "attn.c_attn.bias", {qkv}, false, 0.0f));
+  u.add(param(p + "attn.c_proj.weight", {C, C}, true, proj_std));
+  u.add(param(p + "attn.c_proj.bias", {C}, false, 0.0f));
+  u.add(param(p + "ln_2.weight", {C}, false, 0.0f, 1.0f));
+  u.add(param(p + "ln_2.bias", {C}, false, 0.0f));
+  u.add(param(p + "mlp.c_fc.weight", {I, C}, true, kInitStd));
+  u.add(param(p + "mlp.c_fc.bias", {I}, false, 0.0f));
+  u.add(param(p + "mlp.c_proj.weight", {C, I}, true, proj_std));
+  u.add(param(p + "mlp.c_proj.bias", {C}, false, 0.0f));
+  return u;
+}
+
+void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
+                               Tensor x, BlockSaved& saved) const {
+  const ModelConfig& c = ctx.config;
+  const BlockShape s = ctx.shape;
+  const int64_t N = s.rows(), C = c.hidden, I = c.intermediate;
+  const Weights w = bind(layout, params);
+  const int64_t QKV = w.qkv_w.dim(0);
+  const auto act = MemoryCategory::activations;
+  auto in = std::make_unique<Internals>();
+
+  Tensor ln1 = norm_forward(ctx, NormKind::layernorm, w.ln1_w, w.ln1_b, x, in->ln1, "ln_1");
+  Tensor qkv = ctx.take(in->qkv, {s.batch, s.seq_len, QKV}, act, "qkv");
+  ctx.be.linear_forward(qkv.reshaped({N, QKV}), ln1, w.qkv_w, w.qkv_b);
+  Tensor att = ctx.take(in->att, {N, C}, act, "attention output");
+  Tensor lse = ctx.take(in->lse, {s.batch, c.n_head, s.seq_len}, act, "attention lse");
+  ctx.be.attention_forward(att, lse, qkv, c.n_head, c.n_kv_head);
+
+  Tensor res2 = ctx.take(in->res2, {N, C}, act, "attention residual");
+  ctx.be.linear_forward(res2, att, w.attn_proj_w, w.attn_proj_b);
+  ctx.be.add_inplace(res2, x);
+
+  Tensor ln2 = norm_forward(ctx, NormKind::layernorm, w.ln2_w, w.ln2_b, res2, in->ln2, "ln_2");
+  Tensor fc = ctx.take(in->fc, {N, I}, act, "mlp c_fc output");
+  ctx.be.linear_forward(fc, ln2, w.fc_w, w.fc_b);
+  Buffer gelu_buf;
+  Tensor gelu = ctx.take(gelu_buf, {N, I}, MemoryCategory::workspace, "gelu output");
+  ctx.be.gelu_forward(gelu, fc);
+
+  Tensor out = ctx.take(saved.out, {N, C}, act, "block output");
+  ctx.be.linear_forward(out, gelu, w.mlp_proj_w, w.mlp_proj_b);
+  ctx.be.add_inplace(out, res2);
+  saved.internals = std::move(in);
+}
+
+void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
+                                Tensor grads, Tensor x, const BlockSaved& saved,
+                                Tensor stream) const {
+  const ModelConfig& c = ctx.config;
+  const BlockShape s = ctx.shape;
+  const int64_t N = s.rows(), C = c.hidden, I = c.intermediate;
+  const Weights w = bind(layout, params), g = bind(layout, grads);
+  const int64_t QKV = w.qkv_w.dim(0);
+  const auto& in = static_cast<const Internals&>(*saved.internals);
+  const auto ws = MemoryCategory::workspace;
+  Buffer wide_buf, narrow_buf;
+  Tensor wide = ctx.take(wide_buf, {N * std::max(I, QKV)}, ws, "block backward (wide)");
+  Tensor narrow = ctx.take(narrow_buf, {N, C}, ws, "block backward (narrow)");
+
+  // MLP; stream = d out.
+  Tensor fc = view(in.fc, {N, I});
+  Tensor gelu = wide.view(0, {N, I});
+  ctx.be.gelu_forward(gelu, fc);
+  ctx.be.linear_backward(Tensor(), false, g.mlp_proj_w, g.mlp_proj_b, stream, gelu, w.mlp_proj_w);
+  Tensor dfc = gelu;  // gelu(fc) is no longer needed: reuse its memory
+  ctx.be.linear_backward(dfc, false, Tensor(), Tensor(), stream, gelu, w.mlp_proj_w);
+  ctx.be.gelu_backward(dfc, fc, dfc);
+  ctx.be.linear_backward(narrow, false, g.fc_w, g.fc_b, dfc, view(in.ln2.out, {N, C}), w.fc_w);
+  // stream becomes d res2 = d out + LayerNorm-2 backward.
+  norm_backward(ctx, NormKind::layernorm, stream, g.ln2_w, g.ln2_b, narrow, view(in.res2, {N, C}),
+                w.ln2_w, in.ln2);
+
+  // Attention.
+  Tensor att = view(in.att, {N, C});
+  ctx.be.linear_backward(narrow, false, g.attn_proj_w, g.attn_proj_b, stream, att, w.attn_proj_w);
+  Tensor dqkv = wide.view(0, {s.batch, s.seq_len, QKV});
+  ctx.be.attention_backward(dqkv, narrow, view(in.qkv, {s.batch, s.seq_len, QKV}), att,
+                            view(in.lse, {s.batch, c.n_head, s.seq_len}), c.n_head, c.n_kv_head);
+  ctx.be.linear_backward(narrow, false, g.qkv_w, g.qkv_b, dqkv.reshaped({N, QKV}),
+                         view(in.ln1.out, {N, C}), w.qkv_w);
+  // stream becomes d x = d res2 + LayerNorm-1 backward.
+  norm_backward(ctx, NormKind::layernorm, stream, g.ln1_w, g.ln1_b, narrow, x, w.ln1_w, in.ln1);
+}
+
+}  // namespace llmft
