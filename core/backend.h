@@ -35,6 +35,7 @@ class Backend {
   // Waits for queued work that writes `src`, then copies.
   virtual void copy_to_host(void* host_dst, Tensor src) = 0;
   virtual void copy(Tensor dst, Tensor src) = 0;
+  // t = value, for any float dtype.
   virtual void fill(Tensor t, float value) = 0;
   // dst = src in dst's dtype (f32, bf16, fp16; round to nearest even); same numel.
   virtual void convert(Tensor dst, Tensor src) = 0;

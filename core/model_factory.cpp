@@ -6,15 +6,22 @@
 
 namespace llmft {
 
+std::unique_ptr<Family> make_family(ModelFamily family) {
+  if (family == ModelFamily::gpt2) return std::make_unique<Gpt2Family>();
+  return std::make_unique<LlamaFamily>();
+}
+
+std::vector<UnitLayout> unit_layouts(const ModelConfig& config) {
+  const std::unique_ptr<Family> family = make_family(config.family);
+  std::vector<UnitLayout> units = {family->embedding_layout(config)};
+  for (int l = 0; l < config.n_layer; ++l) units.push_back(family->block_layout(config, l));
+  units.push_back(family->head_layout(config));
+  return units;
+}
+
 std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend, Allocator& allocator,
                                   const ModelOptions& options) {
-  std::unique_ptr<Family> family;
-  if (config.family == ModelFamily::gpt2) {
-    family = std::make_unique<Gpt2Family>();
-  } else {
-    family = std::make_unique<LlamaFamily>();
-  }
-  return std::make_unique<DecoderModel>(config, std::move(family), backend, allocator,
+  return std::make_unique<DecoderModel>(config, make_family(config.family), backend, allocator,
                                         options.activation_checkpointing);
 }
 

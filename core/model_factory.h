@@ -1,8 +1,11 @@
-// Builds the Model for a config's family.
+// Builds the Model (and its Family) for a config's family.
 #pragma once
 
 #include <memory>
 
+#include <vector>
+
+#include "core/decoder/family.h"
 #include "core/model.h"
 
 namespace llmft {
@@ -10,6 +13,11 @@ namespace llmft {
 struct ModelOptions {
   bool activation_checkpointing = false;
 };
+
+std::unique_ptr<Family> make_family(ModelFamily family);
+
+// The units of a config's model (embedding, blocks, head), without building it.
+std::vector<UnitLayout> unit_layouts(const ModelConfig& config);
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend, Allocator& allocator,
                                   const ModelOptions& options = {});

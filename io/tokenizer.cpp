@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/bpe_tokenizer.h"
 #include "io/byte_tokenizer.h"
 
 namespace llmft::io {
@@ -25,6 +26,7 @@ struct TokenizerEntry {
 const std::vector<TokenizerEntry>& known_tokenizers() {
   static const std::vector<TokenizerEntry> entries = {
       {"byte", nullptr, [](const std::string&) { return std::make_unique<ByteTokenizer>(); }},
+      {"bpe", "PATH", [](const std::string& path) { return std::make_unique<BpeTokenizer>(path); }},
   };
   return entries;
 }
@@ -38,7 +40,18 @@ std::string describe_known_tokenizers() {
     if (entry.argument_help != nullptr) text += std::string(":") + entry.argument_help;
     text += "'";
   }
-  return text;
+  return text +
+         " (PATH: a Hugging Face tokenizer.json, a GPT-2 vocab.json with merges.txt beside "
+         "it, or a directory holding either); a plain PATH, one with a '/' or ending in "
+         ".json, means 'bpe:PATH'";
+}
+
+// A spec read as 'bpe:PATH', so that `--tokenizer path/to/tokenizer.json` works.
+bool is_plain_path(const std::string& spec) {
+  const std::string json = ".json";
+  return spec.find('/') != std::string::npos ||
+         (spec.size() > json.size() &&
+          spec.compare(spec.size() - json.size(), json.size(), json) == 0);
 }
 
 }  // namespace
@@ -52,8 +65,12 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec) {
     LLMFT_REQUIRE(entry.argument_help != nullptr || colon == std::string::npos,
                   "tokenizer '" << name << "' takes no argument, but got '" << spec
                                 << "': write just '" << name << "'");
+    LLMFT_REQUIRE(entry.argument_help == nullptr || !argument.empty(),
+                  "tokenizer '" << name << "' needs an argument: write '" << name << ":"
+                                << entry.argument_help << "'");
     return entry.make(argument);
   }
+  if (is_plain_path(spec)) return make_tokenizer("bpe:" + spec);
   LLMFT_FAIL("unknown tokenizer '" << spec << "': known tokenizers are "
                                    << describe_known_tokenizers());
 }

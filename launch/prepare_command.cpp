@@ -14,23 +14,30 @@ namespace llmft {
 int run_prepare(const Args& args, MpiRuntime& mpi) {
   std::string input, output, tokenizer;
   po::options_description options("Prepare");
-  options.add_options()(
-      "input", po::value(&input)->default_value(""),
-      "text file (one document) or .jsonl (one {\"text\": ...} document per line)")(
-      "output", po::value(&output)->default_value(""), "token file to write")(
-      "tokenizer", po::value(&tokenizer)->default_value("byte"), "byte");
+  // clang-format off
+  options.add_options()
+      ("input", po::value(&input)->default_value(""),
+       "a text file (one document) or .jsonl: one {\"text\": ...} or {\"prompt\": ..., "
+       "\"response\": ...} document per line (prompt tokens are left out of the loss)")
+      ("output", po::value(&output)->default_value(""), "token file to write")
+      ("tokenizer", po::value(&tokenizer)->default_value("byte"),
+       "byte, or the model's GPT-2-style byte-level BPE: bpe:PATH or a path to a "
+       "tokenizer.json, a vocab.json (with merges.txt beside it) or a directory of either");
+  // clang-format on
   po::variables_map values;
   const std::string usage =
-      "usage: llmft prepare --input FILE --output FILE.tok [--tokenizer byte]";
+      "usage: llmft prepare --input FILE --output FILE.tok [--tokenizer byte|PATH]";
   if (!parse_options(args, options, values, usage, mpi.rank() == 0)) return 0;
   LLMFT_REQUIRE(!input.empty(), "--input is required: the text or .jsonl file to tokenize");
   LLMFT_REQUIRE(!output.empty(), "--output is required: where to write the token file");
   if (mpi.rank() != 0) return 0;
   auto tok = io::make_tokenizer(tokenizer);
   io::PrepareStats stats = io::prepare_token_file(input, output, *tok, isatty(fileno(stderr)));
-  std::printf("prepare: %zu documents, %zu bytes -> %zu tokens (%s tokenizer, vocab %d) in %s\n",
-              stats.documents, stats.bytes, stats.tokens, tok->name().c_str(), tok->vocab_size(),
-              output.c_str());
+  std::printf(
+      "prepare: %zu documents, %zu bytes -> %zu tokens, %zu of them loss targets (%s tokenizer, "
+      "vocab %d) in %s\n",
+      stats.documents, stats.bytes, stats.tokens, stats.target_tokens, tok->name().c_str(),
+      tok->vocab_size(), output.c_str());
   return 0;
 }
 

@@ -97,11 +97,17 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   engine_options.schedule =
       LrSchedule{parse_lr_shape(o.lr_schedule), o.lr, o.min_lr, o.warmup, o.steps};
   engine_options.clip_grad = o.clip_grad;
+  engine_options.dtype = parse_dtype(o.dtype);
+  LLMFT_REQUIRE(engine_options.dtype != DType::i32,
+                "--dtype " << o.dtype << ": use fp32, bf16 or fp16");
+  engine_options.loss_scale = LossScaleConfig{engine_options.dtype == DType::f16,
+                                              o.initial_loss_scale, o.loss_scale_window};
   engine_options.seed = o.seed;
 
   const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
   const MemoryPrediction predicted =
-      predict_memory(config, RunShape{o.micro_batch, o.seq_len, engine_options.optimizer});
+      predict_memory(config, RunShape{o.micro_batch, o.seq_len, engine_options.dtype,
+                                      o.activation_checkpointing, engine_options.optimizer});
   LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,
                 "this run will not fit: the memory model predicts a peak of "
                     << format_bytes(predicted.peak_total) << " ("
@@ -113,7 +119,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   std::unique_ptr<Backend> backend = make_backend(o.device);
   if (o.threads > 0) backend->set_threads(o.threads);
   Allocator allocator(backend->memory(), budget);
-  std::unique_ptr<Model> model = make_model(config, *backend, allocator);
+  std::unique_ptr<Model> model =
+      make_model(config, *backend, allocator, ModelOptions{o.activation_checkpointing});
   Engine engine(*model, *backend, allocator, engine_options);
   if (!o.init_from.empty()) {
     io::UnitValues weights = io::read_hf_safetensors(weights_file(o.init_from), model->units());

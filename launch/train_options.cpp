@@ -5,54 +5,67 @@
 namespace llmft {
 
 po::options_description train_option_descriptions(TrainOptions& o) {
+  // clang-format off
   po::options_description model("Model");
-  model.add_options()(
-      "model", po::value(&o.model)->default_value("gpt2-tiny"),
-      "preset (gpt2-tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl) or a Hugging Face "
-      "config.json / model directory")(
-      "init-from", po::value(&o.init_from)->default_value(""),
-      "start from these weights: a model.safetensors or a directory holding one")(
-      "print-params", po::bool_switch(&o.print_params),
-      "print the model's exact parameter count and exit");
+  model.add_options()
+      ("model", po::value(&o.model)->default_value("gpt2-tiny"),
+       "preset (gpt2-tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, llama-7b, "
+       "llama-13b, llama-30b, llama-65b, llama2-7b, llama2-13b, llama2-70b, tinyllama-1.1b) "
+       "or a Hugging Face config.json / model directory")
+      ("init-from", po::value(&o.init_from)->default_value(""),
+       "start from these weights: a model.safetensors or a directory holding one")
+      ("dtype", po::value(&o.dtype)->default_value("fp32"),
+       "stored dtype of weights and gradients: fp32, bf16 or fp16 (compute is fp32; bf16 and "
+       "fp16 keep an fp32 master copy for the optimizer)")
+      ("activation-checkpointing", po::bool_switch(&o.activation_checkpointing),
+       "keep only each block's input in forward and recompute the block in backward")
+      ("print-params", po::bool_switch(&o.print_params),
+       "print the model's exact parameter count and exit");
   po::options_description data("Data");
-  data.add_options()("data", po::value(&o.data)->default_value(""),
-                     "training token file (llmft prepare)")(
-      "val-data", po::value(&o.val_data)->default_value(""), "validation token file")(
-      "seq-len", po::value(&o.seq_len)->default_value(128), "tokens per training window")(
-      "micro-batch", po::value(&o.micro_batch)->default_value(8), "windows per micro-batch")(
-      "grad-accum", po::value(&o.grad_accum)->default_value(1),
-      "micro-batches accumulated per optimizer step")(
-      "seed", po::value(&o.seed)->default_value(1234), "seed of the weights and data order");
+  data.add_options()
+      ("data", po::value(&o.data)->default_value(""), "training token file (llmft prepare)")
+      ("val-data", po::value(&o.val_data)->default_value(""), "validation token file")
+      ("seq-len", po::value(&o.seq_len)->default_value(128), "tokens per training window")
+      ("micro-batch", po::value(&o.micro_batch)->default_value(8), "windows per micro-batch")
+      ("grad-accum", po::value(&o.grad_accum)->default_value(1),
+       "micro-batches accumulated per optimizer step")
+      ("seed", po::value(&o.seed)->default_value(1234), "seed of the weights and data order");
   po::options_description optim("Optimisation");
-  optim.add_options()("steps", po::value(&o.steps)->default_value(100), "optimizer steps")(
-      "optimizer", po::value(&o.optimizer)->default_value("adamw"), "sgd or adamw")(
-      "lr", po::value(&o.lr)->default_value(3e-4f), "peak learning rate")(
-      "min-lr", po::value(&o.min_lr)->default_value(0.0f), "learning rate at the last step")(
-      "lr-schedule", po::value(&o.lr_schedule)->default_value("cosine"),
-      "constant, cosine or linear (after warmup)")("warmup", po::value(&o.warmup)->default_value(0),
-                                                   "linear warmup steps")(
-      "weight-decay", po::value(&o.weight_decay)->default_value(0.0f),
-      "decoupled weight decay of matrices and embeddings")(
-      "clip-grad", po::value(&o.clip_grad)->default_value(1.0f),
-      "clip the global gradient norm to this (0 disables)")(
-      "beta1", po::value(&o.beta1)->default_value(0.9f), "AdamW beta1")(
-      "beta2", po::value(&o.beta2)->default_value(0.95f), "AdamW beta2")(
-      "eps", po::value(&o.eps)->default_value(1e-8f), "AdamW epsilon")(
-      "momentum", po::value(&o.momentum)->default_value(0.0f), "SGD momentum");
+  optim.add_options()
+      ("steps", po::value(&o.steps)->default_value(100), "optimizer steps")
+      ("optimizer", po::value(&o.optimizer)->default_value("adamw"), "sgd or adamw")
+      ("lr", po::value(&o.lr)->default_value(3e-4f), "peak learning rate")
+      ("min-lr", po::value(&o.min_lr)->default_value(0.0f), "learning rate at the last step")
+      ("lr-schedule", po::value(&o.lr_schedule)->default_value("cosine"),
+       "constant, cosine or linear (after warmup)")
+      ("warmup", po::value(&o.warmup)->default_value(0), "linear warmup steps")
+      ("weight-decay", po::value(&o.weight_decay)->default_value(0.0f),
+       "decoupled weight decay of matrices and embeddings")
+      ("clip-grad", po::value(&o.clip_grad)->default_value(1.0f),
+       "clip the global gradient norm to this (0 disables)")
+      ("beta1", po::value(&o.beta1)->default_value(0.9f), "AdamW beta1")
+      ("beta2", po::value(&o.beta2)->default_value(0.95f), "AdamW beta2")
+      ("eps", po::value(&o.eps)->default_value(1e-8f), "AdamW epsilon")
+      ("momentum", po::value(&o.momentum)->default_value(0.0f), "SGD momentum")
+      ("initial-loss-scale", po::value(&o.initial_loss_scale)->default_value(65536.0f),
+       "fp16: the starting dynamic loss scale")
+      ("loss-scale-window", po::value(&o.loss_scale_window)->default_value(1000),
+       "fp16: clean steps before the loss scale doubles (it halves on overflow)");
   po::options_description run("Run");
-  run.add_options()("device", po::value(&o.device)->default_value("cpu"),
-                    "cpu (cuda in CUDA builds)")(
-      "device-memory", po::value(&o.device_memory)->default_value("0"),
-      "device memory budget, e.g. 2GiB (0 = unlimited on cpu)")(
-      "threads", po::value(&o.threads)->default_value(0), "CPU threads (0 = all cores)")(
-      "log-every", po::value(&o.log_every)->default_value(10), "print a step line every N steps")(
-      "eval-every", po::value(&o.eval_every)->default_value(0),
-      "validation loss every N steps (0 = only before and after training)")(
-      "eval-windows", po::value(&o.eval_windows)->default_value(64),
-      "validation windows per evaluation")("metrics", po::value(&o.metrics)->default_value(""),
-                                           "append one JSON object per step here")(
-      "save-dir", po::value(&o.save_dir)->default_value(""),
-      "write the trained model here (Hugging Face config.json + model.safetensors)");
+  run.add_options()
+      ("device", po::value(&o.device)->default_value("cpu"), "cpu (cuda in CUDA builds)")
+      ("device-memory", po::value(&o.device_memory)->default_value("0"),
+       "device memory budget, e.g. 2GiB (0 = unlimited on cpu)")
+      ("threads", po::value(&o.threads)->default_value(0), "CPU threads (0 = all cores)")
+      ("log-every", po::value(&o.log_every)->default_value(10), "print a step line every N steps")
+      ("eval-every", po::value(&o.eval_every)->default_value(0),
+       "validation loss every N steps (0 = only before and after training)")
+      ("eval-windows", po::value(&o.eval_windows)->default_value(64),
+       "validation windows per evaluation")
+      ("metrics", po::value(&o.metrics)->default_value(""), "append one JSON object per step here")
+      ("save-dir", po::value(&o.save_dir)->default_value(""),
+       "write the trained model here (Hugging Face config.json + model.safetensors)");
+  // clang-format on
   po::options_description all;
   all.add(model).add(data).add(optim).add(run);
   return all;
@@ -75,6 +88,8 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
                 "--beta1 and --beta2 must lie in [0, 1)");
   LLMFT_REQUIRE(o.eps > 0, "--eps must be positive");
   LLMFT_REQUIRE(o.momentum >= 0 && o.momentum < 1, "--momentum must lie in [0, 1)");
+  LLMFT_REQUIRE(o.initial_loss_scale >= 1, "--initial-loss-scale must be at least 1");
+  LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.print_params || !o.data.empty(),
                 "--data is required: make a token file with `llmft prepare --input FILE "
                 "--output train.tok`");

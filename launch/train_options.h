@@ -14,7 +14,10 @@ struct TrainOptions {
   int seq_len, micro_batch, grad_accum, steps, warmup, log_every, eval_every, eval_windows;
   int threads;
   float lr, min_lr, weight_decay, clip_grad, beta1, beta2, eps, momentum;
-  std::string lr_schedule, optimizer, device_memory;
+  std::string lr_schedule, optimizer, device_memory, dtype;
+  bool activation_checkpointing = false;
+  float initial_loss_scale;
+  int loss_scale_window;
   uint64_t seed;
   bool print_params = false;
 };

@@ -24,7 +24,9 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
       "llmft: model %s (%s): %d layers, hidden %d, %d heads, MLP %d, vocab %d, context %d\n",
       c.name.c_str(), family_name(c.family), c.n_layer, c.hidden, c.n_head, c.intermediate,
       c.vocab_size, c.max_seq_len);
-  std::printf("llmft: %lld parameters\n", static_cast<long long>(parameter_count(c)));
+  std::printf("llmft: %lld parameters, stored as %s%s\n",
+              static_cast<long long>(parameter_count(c)), o.dtype.c_str(),
+              o.activation_checkpointing ? ", activation checkpointing" : "");
   std::printf("llmft: data %s: %zu windows of %d tokens; %d x %d windows per step (%d tokens)\n",
               o.data.c_str(), train_windows, o.seq_len, o.micro_batch, o.grad_accum,
               o.micro_batch * o.grad_accum * o.seq_len);
@@ -50,11 +52,12 @@ void TrainReport::step(const StepRecord& r, const std::optional<double>& val_los
   if (r.step % options_.log_every == 0 || r.step == 1 || r.step == options_.steps) {
     std::printf(
         "step %5d/%d | loss %.4f | lr %.2e | grad norm %.3f | %.0f tok/s | %.2f GFLOP/s | "
-        "%.0f ms | peak mem %s (predicted %s)\n",
+        "%.0f ms | peak mem %s (predicted %s)%s\n",
         r.step, options_.steps, r.stats.loss, r.stats.lr, r.stats.grad_norm,
         tokens_of(r) / r.seconds, tokens_of(r) * r.flops_per_token / r.seconds * 1e-9,
         r.seconds * 1e3, format_bytes(static_cast<double>(r.measured_peak)).c_str(),
-        format_bytes(static_cast<double>(predicted_.peak_total)).c_str());
+        format_bytes(static_cast<double>(predicted_.peak_total)).c_str(),
+        r.stats.skipped ? " | overflow: step skipped" : "");
   }
   if (val_loss) validation(r.step, *val_loss);
   std::fflush(stdout);
@@ -67,6 +70,8 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   j.set("loss", io::Json::number(r.stats.loss));
   j.set("lr", io::Json::number(r.stats.lr));
   j.set("grad_norm", io::Json::number(r.stats.grad_norm));
+  j.set("loss_scale", io::Json::number(r.stats.loss_scale));
+  j.set("skipped", io::Json::boolean(r.stats.skipped));
   j.set("tokens", io::Json::number(tokens_of(r)));
   j.set("step_seconds", io::Json::number(r.seconds));
   j.set("tokens_per_s", io::Json::number(tokens_of(r) / r.seconds));

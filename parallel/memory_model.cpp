@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/allocator.h"
-#include "core/error.h"
+#include "core/model_factory.h"
 
 namespace llmft {
 
@@ -14,19 +14,38 @@ size_t f32_bytes(int64_t elements) {
   return rounded_allocation(static_cast<size_t>(elements) * 4);
 }
 
-// Unit sizes (elements) of the GPT-2 family, in unit order.
-std::vector<int64_t> gpt2_unit_sizes(const ModelConfig& c) {
-  const int64_t C = c.hidden, I = c.intermediate;
-  const int64_t qkv = C + 2 * static_cast<int64_t>(c.n_kv_head) * c.head_dim();
-  std::vector<int64_t> sizes;
-  sizes.push_back(static_cast<int64_t>(c.vocab_size) * C + static_cast<int64_t>(c.max_seq_len) * C);
-  const int64_t block = 4 * C + qkv * C + qkv + C * C + C + I * C + I + C * I + C;
-  for (int l = 0; l < c.n_layer; ++l) sizes.push_back(block);
-  sizes.push_back(2 * C);
-  return sizes;
+// Bytes of the per-micro-batch buffers, each rounded as allocated.
+struct ActivationBytes {
+  size_t tokens = 0;           // input and target ids
+  size_t hidden = 0;           // one (N, C) f32 tensor: embedding output, block output
+  size_t block_internals = 0;  // what a block keeps for backward besides its output
+  size_t head = 0;             // final norm output and statistics, logits
+  size_t forward_temp = 0;     // a block's forward temporary (GELU / SwiGLU output)
+  size_t backward_temp = 0;    // a block's backward temporaries
+  size_t head_backward = 0;    // the head's backward temporary (d final norm)
+};
+
+ActivationBytes activation_bytes(const ModelConfig& c, int64_t B, int64_t T) {
+  const int64_t N = B * T, C = c.hidden, I = c.intermediate, V = c.vocab_size;
+  const int64_t W = C + 2 * static_cast<int64_t>(c.n_kv_head) * c.head_dim();
+  const bool gpt2 = c.family == ModelFamily::gpt2;
+  // A norm keeps its output and rstd (and LayerNorm its mean).
+  const size_t norm = f32_bytes(N * C) + (gpt2 ? 2 : 1) * f32_bytes(N);
+  ActivationBytes a;
+  a.tokens = 2 * rounded_allocation(static_cast<size_t>(N) * 4);
+  a.hidden = f32_bytes(N * C);
+  // Both: 2 norms, qkv, attention output and lse, attention residual; then the MLP input
+  // (GPT-2: c_fc output (N, I); LLaMA: gate/up (N, 2I)).
+  a.block_internals = 2 * norm + f32_bytes(N * W) + f32_bytes(N * C) + f32_bytes(B * c.n_head * T) +
+                      f32_bytes(N * C) + f32_bytes(N * (gpt2 ? I : 2 * I));
+  a.head = norm + f32_bytes(N * V);
+  a.forward_temp = f32_bytes(N * I);
+  a.backward_temp = gpt2 ? f32_bytes(N * std::max(I, W)) + f32_bytes(N * C)
+                         : f32_bytes(N * I) + f32_bytes(N * std::max(2 * I, W)) + f32_bytes(N * C);
+  a.head_backward = f32_bytes(N * C);
+  return a;
 }
 
-// One phase of the step: the bytes live in each category at its highest point.
 struct Phase {
   std::string name;
   CategoryBytes bytes{};
@@ -35,35 +54,37 @@ struct Phase {
 }  // namespace
 
 MemoryPrediction predict_memory(const ModelConfig& c, const RunShape& shape) {
-  LLMFT_REQUIRE(c.family == ModelFamily::gpt2,
-                "the memory model does not cover the " << family_name(c.family) << " family yet");
-  const int64_t B = shape.micro_batch, T = shape.seq_len, N = B * T;
-  const int64_t C = c.hidden, I = c.intermediate, V = c.vocab_size;
-  const int64_t qkv = C + 2 * static_cast<int64_t>(c.n_kv_head) * c.head_dim();
+  const std::vector<UnitLayout> units = unit_layouts(c);
+  const int U = static_cast<int>(units.size()), L = c.n_layer, head_unit = L + 1;
+  const size_t width = dtype_size(shape.dtype);
+  const bool working_copies = shape.dtype != DType::f32;
+  const OptimizerConfig& o = shape.optimizer;
+  const int states = o.kind == OptimizerKind::adamw ? 2 : (o.momentum != 0.0f ? 1 : 0);
+  auto add = [](CategoryBytes& b, MemoryCategory cat, size_t bytes) { b[index_of(cat)] += bytes; };
 
   CategoryBytes persistent{};
-  auto add = [](CategoryBytes& b, MemoryCategory cat, size_t bytes) { b[index_of(cat)] += bytes; };
-  for (int64_t size : gpt2_unit_sizes(c)) {
-    add(persistent, MemoryCategory::params, f32_bytes(size));
-    add(persistent, MemoryCategory::grads, f32_bytes(size));
-    const OptimizerConfig& o = shape.optimizer;
-    int states = o.kind == OptimizerKind::adamw ? 2 : (o.momentum != 0.0f ? 1 : 0);
-    add(persistent, MemoryCategory::optimizer_state, states * f32_bytes(size));
+  std::vector<size_t> f32_unit(U);  // an f32 copy of a unit (working weights or gradients)
+  for (int u = 0; u < U; ++u) {
+    const size_t n = static_cast<size_t>(units[u].numel);
+    f32_unit[u] = rounded_allocation(n * 4);
+    add(persistent, MemoryCategory::params, rounded_allocation(n * width));
+    add(persistent, MemoryCategory::grads, rounded_allocation(n * width));
+    if (working_copies) add(persistent, MemoryCategory::master_params, f32_unit[u]);
+    add(persistent, MemoryCategory::optimizer_state, states * f32_unit[u]);
   }
   add(persistent, MemoryCategory::other, 2 * f32_bytes(1));  // loss and norm scalars
 
-  // Activations kept for backward.
-  const size_t tokens = 2 * f32_bytes(N);  // inputs and targets (i32)
-  const size_t embedding = f32_bytes(N * C);
-  const size_t block = 5 * f32_bytes(N * C) + 4 * f32_bytes(N) + f32_bytes(N * qkv) +
-                       f32_bytes(B * c.n_head * T) + f32_bytes(N * I);
-  const size_t head = f32_bytes(N * C) + 2 * f32_bytes(N) + f32_bytes(N * V);
-  const size_t blocks = block * c.n_layer;
-
-  // Workspace of each phase.
-  const size_t gelu = f32_bytes(N * I);
-  const size_t stream = f32_bytes(N * C);
-  const size_t block_backward = f32_bytes(N * std::max(I, qkv)) + f32_bytes(N * C);
+  const ActivationBytes a = activation_bytes(c, shape.micro_batch, shape.seq_len);
+  const size_t full_block = a.block_internals + a.hidden;
+  // What a finished block keeps until its backward.
+  const size_t kept_block = shape.activation_checkpointing ? a.hidden : full_block;
+  // Working f32 weights of the units a unit reads (the head also reads unit 0 if tied).
+  auto weights_of = [&](int u) {
+    if (!working_copies) return size_t{0};
+    return f32_unit[u] + (u == head_unit && c.tie_embeddings ? f32_unit[0] : 0);
+  };
+  // The tied embedding's working gradient lives from the head's backward to unit 0's.
+  const size_t tied_grad = working_copies && c.tie_embeddings ? f32_unit[0] : 0;
 
   std::vector<Phase> phases;
   auto phase = [&](const std::string& name, size_t activations, size_t workspace) {
@@ -72,18 +93,27 @@ MemoryPrediction predict_memory(const ModelConfig& c, const RunShape& shape) {
     add(p.bytes, MemoryCategory::workspace, workspace);
     phases.push_back(p);
   };
-  // Last block's forward, just before its output is taken (the GELU temporary is live).
-  phase("forward of the last block", tokens + embedding + blocks - f32_bytes(N * C), gelu);
-  phase("end of forward", tokens + embedding + blocks + head, 0);
-  phase("backward of the head", tokens + embedding + blocks + head, 2 * stream);
-  phase("backward of the last block", tokens + embedding + blocks, stream + block_backward);
+  const size_t base = a.tokens + a.hidden;  // ids and the embedding output
+  phase("forward of the embedding", base, weights_of(0));
+  // A block's forward peaks at its temporary, before its output is taken.
+  phase("forward of the last block", base + (L - 1) * kept_block + a.block_internals,
+        weights_of(1) + a.forward_temp);
+  const size_t end_of_forward = base + L * kept_block + a.head;
+  phase("forward of the head", end_of_forward, weights_of(head_unit));
+  phase("backward of the head", end_of_forward,
+        2 * weights_of(head_unit) + a.hidden + a.head_backward);
+  // The last block's backward holds the most: every earlier block, its own activations
+  // (recomputed under checkpointing), the residual gradient and its temporaries.
+  phase("backward of the last block", base + (L - 1) * kept_block + full_block,
+        2 * weights_of(1) + tied_grad + a.hidden + a.backward_temp);
+  phase("backward of the embedding", base, 2 * weights_of(0) + a.hidden);
 
   MemoryPrediction out;
   for (const Phase& p : phases) {
     for (int i = 0; i < kMemoryCategoryCount; ++i) {
       out.peak_by_category[i] = std::max(out.peak_by_category[i], p.bytes[i]);
     }
-    size_t total = total_bytes(p.bytes);
+    const size_t total = total_bytes(p.bytes);
     if (total > out.peak_total) {
       out.peak_total = total;
       out.at_peak = p.bytes;

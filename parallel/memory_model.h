@@ -1,12 +1,14 @@
 // The memory model: predicts a rank's peak device memory per allocator category from
-// the model config and the run's shape alone, before anything is allocated. It is
-// derived from what each layer allocates (see the header comments of core/gpt2/) and
-// rounds every allocation as the Allocator does; tests hold it to within 1% of the
-// allocator's measured peak.
+// the model config and the run's shape alone, before anything is allocated. It follows
+// the step's timeline (forward unit by unit, backward in reverse) and, at each point,
+// adds what each layer holds as its header comment states (core/gpt2, core/llama,
+// core/decoder), rounding every allocation as the Allocator does. Tests hold it to
+// within 1% of the allocator's measured peak, per category and in total.
 #pragma once
 
 #include <string>
 
+#include "core/dtype.h"
 #include "core/memory_category.h"
 #include "core/model_config.h"
 #include "optim/optimizer.h"
@@ -16,6 +18,8 @@ namespace llmft {
 struct RunShape {
   int micro_batch = 1;
   int seq_len = 1;
+  DType dtype = DType::f32;  // stored dtype of weights and gradients
+  bool activation_checkpointing = false;
   OptimizerConfig optimizer;
 };
 

@@ -79,7 +79,7 @@ void CpuBackend::copy(Tensor dst, Tensor src) {
 }
 
 void CpuBackend::fill(Tensor t, float value) {
-  cpu::fill(f32(t), value, t.numel());
+  cpu::fill(t.data, t.dtype, value, t.numel());
 }
 
 void CpuBackend::convert(Tensor dst, Tensor src) {

@@ -54,7 +54,6 @@ void swiglu_backward(float* dgate_up, const float* gate_up, const float* dout, i
 
 void gelu_forward(float* out, const float* inp, int64_t n);
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n);
-void fill(float* x, float value, int64_t n);
 
 // Returns the sum of -log softmax(logits[n])[targets[n]] over rows with targets >= 0 and
 // overwrites logits(N, V) with (softmax - onehot) * grad_scale (zero rows when ignored).

@@ -4,6 +4,16 @@
 
 namespace llmft::cpu {
 
+void fill(void* x, DType type, float value, int64_t n) {
+  with_float_type(type, [&](auto traits) {
+    using T = decltype(traits);
+    auto* out = static_cast<typename T::Storage*>(x);
+    const auto stored = T::store(value);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[i] = stored;
+  });
+}
+
 void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t n) {
   with_float_type(dst_type, [&](auto out_traits) {
     using Out = decltype(out_traits);

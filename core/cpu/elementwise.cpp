@@ -1,4 +1,4 @@
-// Elementwise CPU kernels: GELU (tanh approximation) and fill.
+// Elementwise CPU kernels: GELU (tanh approximation).
 #include <algorithm>
 
 #include "core/cpu/cpu_kernels.h"
@@ -31,11 +31,6 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n) 
                  x * 0.5f * sech_sq * kGeluScale * (1.0f + 3.0f * 0.044715f * x * x);
     dinp[i] = grad * dout[i];
   }
-}
-
-void fill(float* x, float value, int64_t n) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) x[i] = value;
 }
 
 }  // namespace llmft::cpu

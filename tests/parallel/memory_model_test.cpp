@@ -1,5 +1,6 @@
 // The memory model's prediction against the allocator's measured peaks: per category
-// and in total, within 1%, for several shapes, batch sizes and optimizers.
+// and in total, within 1%, across families x dtypes x optimizers x checkpointing x
+// shapes and micro-batches.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -14,15 +15,18 @@ using namespace llmft;
 
 namespace {
 
-ModelConfig shape(int vocab, int positions, int hidden, int layers, int heads, int inner) {
+ModelConfig shape(int vocab, int positions, int hidden, int layers, int heads, int inner,
+                  ModelFamily family = ModelFamily::gpt2, int kv_heads = 0, bool tied = true) {
   ModelConfig c;
   c.name = "memory-test";
+  c.family = family;
+  c.tie_embeddings = tied;
   c.vocab_size = vocab;
   c.max_seq_len = positions;
   c.hidden = hidden;
   c.n_layer = layers;
   c.n_head = heads;
-  c.n_kv_head = heads;
+  c.n_kv_head = kv_heads > 0 ? kv_heads : heads;
   c.intermediate = inner;
   return c;
 }
@@ -31,14 +35,17 @@ struct Case {
   ModelConfig config;
   int micro_batch, seq_len, grad_accum;
   OptimizerConfig optimizer;
+  DType dtype = DType::f32;
+  bool checkpointing = false;
 };
 
 void run_and_compare(const Case& k) {
   CpuBackend be;
   Allocator alloc(be.memory(), 0);
-  auto model = make_model(k.config, be, alloc);
+  auto model = make_model(k.config, be, alloc, ModelOptions{k.checkpointing});
   EngineOptions options;
   options.optimizer = k.optimizer;
+  options.dtype = k.dtype;
   Engine engine(*model, be, alloc, options);
   std::mt19937_64 rng(3);
   const int n = k.micro_batch * k.seq_len;
@@ -54,8 +61,8 @@ void run_and_compare(const Case& k) {
     }
     engine.train_step(mbs, step);
   }
-  const MemoryPrediction p =
-      predict_memory(k.config, RunShape{k.micro_batch, k.seq_len, k.optimizer});
+  const MemoryPrediction p = predict_memory(
+      k.config, RunShape{k.micro_batch, k.seq_len, k.dtype, k.checkpointing, k.optimizer});
   for (int i = 0; i < kMemoryCategoryCount; ++i) {
     const double measured = static_cast<double>(alloc.peak_by_category()[i]);
     const double predicted = static_cast<double>(p.peak_by_category[i]);
@@ -70,7 +77,7 @@ void run_and_compare(const Case& k) {
 
 }  // namespace
 
-TEST_CASE("memory model predicts the measured peak within 1%") {
+TEST_CASE("memory model predicts the measured peak within 1%: shapes and optimizers") {
   OptimizerConfig adamw;
   OptimizerConfig sgd;
   sgd.kind = OptimizerKind::sgd;
@@ -88,5 +95,31 @@ TEST_CASE("memory model predicts the measured peak within 1%") {
     CAPTURE(k.micro_batch);
     CAPTURE(k.seq_len);
     run_and_compare(k);
+  }
+}
+
+TEST_CASE("memory model predicts the measured peak within 1%: families x dtypes x checkpointing") {
+  OptimizerConfig adamw;
+  OptimizerConfig sgd;
+  sgd.kind = OptimizerKind::sgd;
+  const std::vector<ModelConfig> models = {
+      shape(300, 48, 32, 3, 4, 96),                                // gpt2
+      shape(300, 48, 32, 3, 4, 88, ModelFamily::llama, 2, false),  // llama, GQA, untied
+      shape(120, 48, 48, 2, 6, 100, ModelFamily::llama, 1, true),  // llama, one kv head, tied
+  };
+  for (const ModelConfig& model : models) {
+    for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+      for (bool checkpointing : {false, true}) {
+        for (int micro_batch : {1, 3}) {
+          CAPTURE(std::string(family_name(model.family)));
+          CAPTURE(std::string(dtype_name(dtype)));
+
+          CAPTURE(checkpointing);
+          CAPTURE(micro_batch);
+          Case k{model, micro_batch, 40, 1, micro_batch == 1 ? adamw : sgd, dtype, checkpointing};
+          run_and_compare(k);
+        }
+      }
+    }
   }
 }
