@@ -49,8 +49,9 @@ class Backend {
                                Tensor dout, Tensor inp, Tensor weight) = 0;
 
   // --- embeddings ---
-  // out(B, T, C) = wte[tokens[b, t]] + wpe[t] (wpe optional: undefined tensor)
-  virtual void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe) = 0;
+  // out(B, T, C) = wte[tokens[b, t]] + wpe[position_offset + t] (wpe optional: undefined)
+  virtual void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
+                                 int64_t position_offset) = 0;
   // dwte[tokens[b, t]] += dout[b, t];  dwpe[t] += dout[b, t] (if defined)
   virtual void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) = 0;
 
@@ -62,11 +63,10 @@ class Backend {
   virtual void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout,
                                   Tensor inp, Tensor weight, Tensor mean, Tensor rstd) = 0;
   // RMSNorm: out(N, C) = inp * rstd * weight, rstd(N) = 1 / sqrt(mean(inp^2) + eps)
-  virtual void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight,
-                               float eps) = 0;
+  virtual void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) = 0;
   // dinp(N, C) += d/dinp;  dweight(C) += ...
-  virtual void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp,
-                                Tensor weight, Tensor rstd) = 0;
+  virtual void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight,
+                                Tensor rstd) = 0;
 
   // --- rotary position embedding (Hugging Face's rotate-half layout) ---
   // Rotates, in place, the q and k heads of qkv(B, T, (H + 2*KVH) * D) (packed as for
@@ -78,11 +78,16 @@ class Backend {
                              int64_t position_offset) = 0;
 
   // --- attention ---
-  // Causal self-attention over a packed projection qkv(B, T, (H + 2*KVH) * D) holding
+  // Causal self-attention over a packed projection qkv(B, R, (H + 2*KVH) * D) holding
   // q heads, then k heads, then v heads; query head h reads kv head h / (H / KVH).
-  // out(B, T, H * D); lse(B, H, T) = per-row log-sum-exp of the scaled scores, the
-  // only thing kept besides qkv and out: backward recomputes the probabilities.
-  virtual void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head) = 0;
+  // The queries are rows first_query .. first_query + T - 1 and attend to every row up to
+  // their own: training passes R = T and first_query 0; decoding passes a KV cache whose
+  // first rows hold earlier tokens. out(B, T, H * D); lse(B, H, T) = per-row
+  // log-sum-exp of the scaled scores, the only thing kept besides qkv and out: backward
+  // recomputes the probabilities.
+  virtual void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
+                                 int64_t first_query) = 0;
+  // Training layout only (R = T, first_query 0).
   // dqkv(B, T, (H + 2*KVH) * D) = gradient (overwritten).
   virtual void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
                                   int n_head, int n_kv_head) = 0;

@@ -10,6 +10,7 @@ struct MicroBatch {
   int seq_len = 0;
   const int32_t* inputs = nullptr;   // (batch, seq_len)
   const int32_t* targets = nullptr;  // (batch, seq_len); negative = not in the loss
+  int position = 0;                  // position of the first token (non-zero only when decoding)
 };
 
 }  // namespace llmft

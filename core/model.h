@@ -51,6 +51,12 @@ class Model {
   // Releases everything the micro-batch holds.
   virtual void end_micro_batch() = 0;
 
+  // Incremental decoding (inference): keeps every block's keys and values for up to
+  // max_len positions of `batch` rows, so that each logits-only forward processes only
+  // new tokens, given with MicroBatch::position set to the number already processed.
+  virtual void begin_decoding(int batch, int max_len) = 0;
+  virtual void end_decoding() = 0;
+
   // Sum of per-token losses since reset_loss() (waits for the device).
   virtual double loss_sum() = 0;
   virtual void reset_loss() = 0;

@@ -1,4 +1,6 @@
-// `llmft generate`: sample text from a saved model (config.json + model.safetensors).
+// `llmft generate`: sample text from a saved model (config.json + model.safetensors),
+// with a KV cache: the prompt runs once, then one position per new token.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -22,16 +24,20 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   float temperature = 0.0f;
   uint64_t seed = 0;
   po::options_description options("Generate");
-  options.add_options()("checkpoint", po::value(&checkpoint)->default_value(""),
-                        "model directory (config.json + model.safetensors), e.g. a --save-dir")(
-      "prompt", po::value(&prompt)->default_value(""), "text to continue")(
-      "max-new-tokens", po::value(&max_new_tokens)->default_value(200), "tokens to sample")(
-      "temperature", po::value(&temperature)->default_value(0.8f), "0 = greedy")(
-      "top-k", po::value(&top_k)->default_value(40), "sample among the k likeliest (0 = all)")(
-      "seed", po::value(&seed)->default_value(1), "sampling seed")(
-      "tokenizer", po::value(&tokenizer_spec)->default_value("byte"), "byte")(
-      "device", po::value(&device)->default_value("cpu"), "cpu")(
-      "threads", po::value(&threads)->default_value(0), "CPU threads (0 = all cores)");
+  // clang-format off
+  options.add_options()
+      ("checkpoint", po::value(&checkpoint)->default_value(""),
+       "model directory (config.json + model.safetensors), e.g. a --save-dir")
+      ("prompt", po::value(&prompt)->default_value(""), "text to continue")
+      ("max-new-tokens", po::value(&max_new_tokens)->default_value(200), "tokens to sample")
+      ("temperature", po::value(&temperature)->default_value(0.8f), "0 = greedy")
+      ("top-k", po::value(&top_k)->default_value(40), "sample among the k likeliest (0 = all)")
+      ("seed", po::value(&seed)->default_value(1), "sampling seed")
+      ("tokenizer", po::value(&tokenizer_spec)->default_value("byte"),
+       "byte, or bpe:PATH / a path to the model's tokenizer.json or vocab.json")
+      ("device", po::value(&device)->default_value("cpu"), "cpu")
+      ("threads", po::value(&threads)->default_value(0), "CPU threads (0 = all cores)");
+  // clang-format on
   po::variables_map values;
   const std::string usage = "usage: llmft generate --checkpoint DIR --prompt TEXT [options]";
   if (!parse_options(args, options, values, usage, mpi.rank() == 0)) return 0;
@@ -62,20 +68,31 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
 
   std::vector<int32_t> tokens = tokenizer->encode(prompt);
   if (tokens.empty()) tokens.push_back(tokenizer->eot_token());
+  const int prompt_tokens = static_cast<int>(tokens.size());
+  LLMFT_REQUIRE(prompt_tokens < config.max_seq_len,
+                "--prompt is " << prompt_tokens << " tokens but the model's context is "
+                               << config.max_seq_len << "; shorten it");
+  const int max_len = std::min(config.max_seq_len, prompt_tokens + max_new_tokens);
   std::printf("%s", prompt.c_str());
   std::mt19937_64 rng(seed);
-  for (int i = 0; i < max_new_tokens; ++i) {
-    const int context = std::min<int>(static_cast<int>(tokens.size()), config.max_seq_len);
-    std::vector<int32_t> window(tokens.end() - context, tokens.end());
-    MicroBatch batch{1, context, window.data(), nullptr};
-    const std::vector<float> all = engine.logits(batch);
-    const std::vector<float> last(all.end() - config.vocab_size, all.end());
-    const int next = sample_token(last, temperature, top_k, rng);
-    tokens.push_back(next);
-    std::printf("%s", tokenizer->decode({next}).c_str());
+  // The prompt runs once; then each new token is one position against the KV cache.
+  model->begin_decoding(1, max_len);
+  std::vector<float> logits =
+      engine.logits(MicroBatch{1, prompt_tokens, tokens.data(), nullptr, 0});
+  while (static_cast<int>(tokens.size()) < max_len) {
+    const std::vector<float> last(logits.end() - config.vocab_size, logits.end());
+    tokens.push_back(sample_token(last, temperature, top_k, rng));
+    std::printf("%s", tokenizer->decode({tokens.back()}).c_str());
     std::fflush(stdout);
+    if (static_cast<int>(tokens.size()) == max_len) break;
+    const int position = static_cast<int>(tokens.size()) - 1;
+    logits = engine.logits(MicroBatch{1, 1, &tokens.back(), nullptr, position});
   }
+  model->end_decoding();
   std::printf("\n");
+  if (max_len < prompt_tokens + max_new_tokens) {
+    std::fprintf(stderr, "generate: stopped at the model's context of %d tokens\n", max_len);
+  }
   return 0;
 }
 

@@ -88,6 +88,8 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
                 "--beta1 and --beta2 must lie in [0, 1)");
   LLMFT_REQUIRE(o.eps > 0, "--eps must be positive");
   LLMFT_REQUIRE(o.momentum >= 0 && o.momentum < 1, "--momentum must lie in [0, 1)");
+  LLMFT_REQUIRE(o.dtype == "fp32" || o.dtype == "bf16" || o.dtype == "fp16",
+                "--dtype " << o.dtype << ": unknown dtype; use fp32, bf16 or fp16");
   LLMFT_REQUIRE(o.initial_loss_scale >= 1, "--initial-loss-scale must be at least 1");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.print_params || !o.data.empty(),

@@ -21,7 +21,7 @@ inline void axpy(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-// Offsets into one token's packed qkv row of width (H + 2 KVH) D.
+// Offsets into one token's packed qkv row of width (H + 2 KVH) D; T rows per batch.
 struct QkvLayout {
   int64_t T, H, KVH, D, row;
   const float* q(const float* qkv, int64_t b, int64_t t, int64_t h) const {
@@ -38,17 +38,17 @@ struct QkvLayout {
 }  // namespace
 
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
-                       int64_t KVH, int64_t D) {
-  const QkvLayout L{T, H, KVH, D, (H + 2 * KVH) * D};
+                       int64_t KVH, int64_t D, int64_t R, int64_t first_query) {
+  const QkvLayout L{R, H, KVH, D, (H + 2 * KVH) * D};
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   const int64_t group = H / KVH;
 #pragma omp parallel for collapse(3) schedule(static)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
-      for (int64_t i = 0; i < T; ++i) {
-        const int64_t g = h / group;
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t i = first_query + t, g = h / group;
         const float* q = L.q(qkv, b, i, h);
-        float* o = out + (b * T + i) * H * D + h * D;
+        float* o = out + (b * T + t) * H * D + h * D;
         std::memset(o, 0, sizeof(float) * D);
         float row_max = -std::numeric_limits<float>::infinity();
         float row_sum = 0.0f;
@@ -66,7 +66,7 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
         }
         float inv = 1.0f / row_sum;
         for (int64_t d = 0; d < D; ++d) o[d] *= inv;
-        lse[(b * H + h) * T + i] = row_max + std::log(row_sum);
+        lse[(b * H + h) * T + t] = row_max + std::log(row_sum);
       }
     }
   }

@@ -98,9 +98,10 @@ void CpuBackend::linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweig
                        f32(weight), rows(inp), inp.dim(-1), weight.dim(0));
 }
 
-void CpuBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe) {
+void CpuBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
+                                   int64_t position_offset) {
   cpu::embedding_forward(f32(out), i32(tokens), f32(wte), f32(wpe), tokens.numel(), tokens.dim(-1),
-                         wte.dim(1));
+                         wte.dim(1), position_offset);
 }
 
 void CpuBackend::embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) {
@@ -143,10 +144,12 @@ void CpuBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head, float the
                      position_offset);
 }
 
-void CpuBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head) {
-  const int64_t D = out.dim(-1) / n_head;
-  cpu::attention_forward(f32(out), f32(lse), f32(qkv), qkv.dim(0), qkv.dim(1), n_head, n_kv_head,
-                         D);
+void CpuBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
+                                   int64_t first_query) {
+  const int64_t B = qkv.dim(0), D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
+  const int64_t T = out.numel() / (B * n_head * D);
+  cpu::attention_forward(f32(out), f32(lse), f32(qkv), B, T, n_head, n_kv_head, D, qkv.dim(1),
+                         first_query);
 }
 
 void CpuBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,

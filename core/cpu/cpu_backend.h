@@ -43,7 +43,8 @@ class CpuBackend : public Backend {
   void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) override;
   void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias, Tensor dout,
                        Tensor inp, Tensor weight) override;
-  void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe) override;
+  void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
+                         int64_t position_offset) override;
   void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) override;
   void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
                          Tensor bias, float eps) override;
@@ -56,7 +57,8 @@ class CpuBackend : public Backend {
                     int64_t position_offset) override;
   void rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
                      int64_t position_offset) override;
-  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head) override;
+  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
+                         int64_t first_query) override;
   void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head,
                           int n_kv_head) override;
   void gelu_forward(Tensor out, Tensor inp) override;

@@ -17,9 +17,9 @@ void linear_backward(float* dinp, bool accumulate_dinp, float* dweight, float* d
                      const float* dout, const float* inp, const float* weight, int64_t N, int64_t C,
                      int64_t OC);
 
-// out(N, C) = wte[tokens[n]] + wpe[n % T] (wpe may be null); N = B * T
+// out(N, C) = wte[tokens[n]] + wpe[n % T + position_offset] (wpe may be null); N = B * T
 void embedding_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
-                       int64_t N, int64_t T, int64_t C);
+                       int64_t N, int64_t T, int64_t C, int64_t position_offset);
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
                         int64_t N, int64_t T, int64_t C);
 
@@ -29,9 +29,12 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
                         const float* inp, const float* weight, const float* mean, const float* rstd,
                         int64_t N, int64_t C);
 
-// qkv(B, T, (H + 2 KVH) D) -> out(B, T, H D), lse(B, H, T); causal; scale 1/sqrt(D)
+// Causal attention, scale 1/sqrt(D), over qkv(B, R, (H + 2 KVH) D): the T queries are rows
+// first_query .. first_query + T - 1 and each attends to rows 0 .. its own (R >= first_query +
+// T; training has R = T and first_query 0, decoding with a KV cache has the cache's rows).
+// out(B, T, H D), lse(B, H, T).
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
-                       int64_t KVH, int64_t D);
+                       int64_t KVH, int64_t D, int64_t R, int64_t first_query);
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
                         const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D);
 

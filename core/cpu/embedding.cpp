@@ -6,7 +6,7 @@
 namespace llmft::cpu {
 
 void embedding_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
-                       int64_t N, int64_t T, int64_t C) {
+                       int64_t N, int64_t T, int64_t C, int64_t position_offset) {
 #pragma omp parallel for
   for (int64_t n = 0; n < N; ++n) {
     const float* tok_row = wte + static_cast<int64_t>(tokens[n]) * C;
@@ -15,7 +15,7 @@ void embedding_forward(float* out, const int32_t* tokens, const float* wte, cons
       std::copy(tok_row, tok_row + C, out_row);
       continue;
     }
-    const float* pos_row = wpe + (n % T) * C;
+    const float* pos_row = wpe + (n % T + position_offset) * C;
     for (int64_t c = 0; c < C; ++c) out_row[c] = tok_row[c] + pos_row[c];
   }
 }

@@ -8,4 +8,13 @@ Tensor BlockContext::take(Buffer& buffer, Shape shape, MemoryCategory category,
   return buffer.as(DType::f32, std::move(shape));
 }
 
+Tensor BlockContext::attention_input(Tensor qkv) const {
+  if (!kv_cache.defined()) return qkv;
+  const int64_t B = qkv.dim(0), T = qkv.dim(1), W = qkv.dim(2), R = kv_cache.dim(1);
+  for (int64_t b = 0; b < B; ++b) {
+    be.copy(kv_cache.view((b * R + position_offset) * W, {T, W}), qkv.view(b * T * W, {T, W}));
+  }
+  return kv_cache;
+}
+
 }  // namespace llmft

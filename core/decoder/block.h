@@ -22,10 +22,16 @@ struct BlockContext {
   Allocator& alloc;
   const ModelConfig& config;
   BlockShape shape;
-  int64_t position_offset = 0;  // position of the first token (rotary embeddings)
+  int64_t position_offset = 0;  // position of the first token
+  Tensor kv_cache;  // decoding: this block's (B, R, W) cache of earlier qkv rows, or undefined
 
   // Takes an f32 buffer of `shape` and returns its tensor view.
   Tensor take(Buffer& buffer, Shape shape, MemoryCategory category, const std::string& what) const;
+  // What attention reads: qkv(B, T, W) itself, or, when decoding, the KV cache after qkv is
+  // written into its rows position_offset .. position_offset + T - 1.
+  Tensor attention_input(Tensor qkv) const;
+  // The row of attention_input() holding the first query.
+  int64_t first_query() const { return kv_cache.defined() ? position_offset : 0; }
 };
 
 // The family-specific activations a block's backward reads.

@@ -28,7 +28,16 @@ void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale, 
   LLMFT_REQUIRE(batch.seq_len <= config_.max_seq_len,
                 "sequence length " << batch.seq_len << " exceeds the model's context of "
                                    << config_.max_seq_len << " positions; lower --seq-len");
+  if (!kv_caches_.empty()) {
+    LLMFT_REQUIRE(want_logits && batch.batch == decode_batch_ &&
+                      batch.position + batch.seq_len <= decode_len_,
+                  "internal: decoding " << batch.seq_len << " tokens at position " << batch.position
+                                        << " exceeds the KV cache of " << decode_len_);
+  } else {
+    LLMFT_REQUIRE(batch.position == 0, "internal: a position offset needs begin_decoding");
+  }
   shape_ = BlockShape{batch.batch, batch.seq_len};
+  position_ = batch.position;
   loss_scale_ = loss_scale;
   want_logits_ = want_logits;
   const Shape bt{batch.batch, batch.seq_len};
@@ -41,6 +50,33 @@ void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale, 
   }
   blocks_.clear();
   blocks_.resize(config_.n_layer);
+}
+
+BlockContext DecoderModel::context(int layer) const {
+  BlockContext ctx{be_, alloc_, config_, shape_, position_, Tensor()};
+  if (layer >= 0 && !kv_caches_.empty()) {
+    const int64_t W = (config_.n_head + 2 * config_.n_kv_head) * config_.head_dim();
+    ctx.kv_cache = kv_caches_[layer].as(DType::f32, {decode_batch_, decode_len_, W});
+  }
+  return ctx;
+}
+
+void DecoderModel::begin_decoding(int batch, int max_len) {
+  LLMFT_REQUIRE(max_len <= config_.max_seq_len,
+                "generation of " << max_len << " tokens exceeds the model's context of "
+                                 << config_.max_seq_len);
+  const int64_t W = (config_.n_head + 2 * config_.n_kv_head) * config_.head_dim();
+  kv_caches_.clear();
+  for (int l = 0; l < config_.n_layer; ++l) {
+    kv_caches_.push_back(alloc_.allocate(static_cast<size_t>(batch) * max_len * W * sizeof(float),
+                                         MemoryCategory::activations, "KV cache"));
+  }
+  decode_batch_ = batch;
+  decode_len_ = max_len;
+}
+
+void DecoderModel::end_decoding() {
+  kv_caches_.clear();
 }
 
 Tensor DecoderModel::hidden(const Buffer& buffer) const {
@@ -62,9 +98,9 @@ void DecoderModel::forward_unit(int unit, const UnitTensors& units) {
   if (unit == 0) return embedding_forward(units);
   if (unit == head_unit()) return head_forward(units);
   const int layer = unit - 1;
-  family_->block_forward(context(), units_[unit], units.params[unit], block_input(layer),
+  family_->block_forward(context(layer), units_[unit], units.params[unit], block_input(layer),
                          blocks_[layer]);
-  if (checkpointing_ && !want_logits_) blocks_[layer].internals.reset();
+  if (want_logits_ || checkpointing_) blocks_[layer].internals.reset();
 }
 
 void DecoderModel::backward_unit(int unit, const UnitTensors& units) {
@@ -91,7 +127,7 @@ void DecoderModel::embedding_forward(const UnitTensors& units) {
   Tensor positions = u.params.size() > 1 ? u.slice(units.params[0], 1) : Tensor();
   be_.embedding_forward(hidden(embedding_out_),
                         tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}),
-                        u.slice(units.params[0], 0), positions);
+                        u.slice(units.params[0], 0), positions, position_);
 }
 
 void DecoderModel::embedding_backward(const UnitTensors& units) {

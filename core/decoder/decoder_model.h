@@ -34,13 +34,17 @@ class DecoderModel : public Model {
   void backward_unit(int unit, const UnitTensors& units) override;
   void end_micro_batch() override;
 
+  void begin_decoding(int batch, int max_len) override;
+  void end_decoding() override;
+
   double loss_sum() override;
   void reset_loss() override;
   std::vector<float> logits() override;
 
  private:
   int head_unit() const { return config_.n_layer + 1; }
-  BlockContext context() const { return BlockContext{be_, alloc_, config_, shape_}; }
+  // The context of a block (layer >= 0: with its KV cache when decoding) or of the head.
+  BlockContext context(int layer = -1) const;
   Tensor hidden(const Buffer& buffer) const;
   Tensor block_input(int layer) const;
   // The LM head's weight (V, C) among the units' parameters (or gradients).
@@ -62,6 +66,9 @@ class DecoderModel : public Model {
   BlockShape shape_;
   float loss_scale_ = 0.0f;
   bool want_logits_ = false;
+  int position_ = 0;
+  std::vector<Buffer> kv_caches_;  // per block, (B, max_len, W), while decoding
+  int decode_batch_ = 0, decode_len_ = 0;
   Buffer tokens_, targets_, embedding_out_, stream_, logits_;
   std::vector<BlockSaved> blocks_;
   NormSaved final_norm_;

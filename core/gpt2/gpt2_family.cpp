@@ -104,7 +104,8 @@ void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout
   ctx.be.linear_forward(qkv.reshaped({N, QKV}), ln1, w.qkv_w, w.qkv_b);
   Tensor att = ctx.take(in->att, {N, C}, act, "attention output");
   Tensor lse = ctx.take(in->lse, {s.batch, c.n_head, s.seq_len}, act, "attention lse");
-  ctx.be.attention_forward(att, lse, qkv, c.n_head, c.n_kv_head);
+  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), c.n_head, c.n_kv_head,
+                           ctx.first_query());
 
   Tensor res2 = ctx.take(in->res2, {N, C}, act, "attention residual");
   ctx.be.linear_forward(res2, att, w.attn_proj_w, w.attn_proj_b);

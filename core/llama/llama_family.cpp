@@ -105,7 +105,8 @@ void LlamaFamily::block_forward(const BlockContext& ctx, const UnitLayout& layou
   ctx.be.rope_forward(qkv, c.n_head, c.n_kv_head, c.rope_theta, ctx.position_offset);
   Tensor att = ctx.take(in->att, {N, C}, act, "attention output");
   Tensor lse = ctx.take(in->lse, {s.batch, c.n_head, s.seq_len}, act, "attention lse");
-  ctx.be.attention_forward(att, lse, qkv, c.n_head, c.n_kv_head);
+  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), c.n_head, c.n_kv_head,
+                           ctx.first_query());
 
   Tensor res2 = ctx.take(in->res2, {N, C}, act, "attention residual");
   ctx.be.linear_forward(res2, att, w.o, Tensor());

@@ -93,7 +93,7 @@ TEST_CASE("embedding backward matches finite differences, with repeated tokens")
   auto r = random_vector(B * T * C, rng);
   auto loss = [&] {
     std::vector<float> out(B * T * C);
-    cpu::embedding_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B * T, T, C);
+    cpu::embedding_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B * T, T, C, 0);
     return dot(out, r);
   };
   std::vector<float> dwte(V * C, 0.0f), dwpe(P * C, 0.0f);
@@ -114,7 +114,7 @@ TEST_CASE("memory-light attention backward matches finite differences") {
     auto r = random_vector(s.B * s.T * s.H * s.D, rng);
     std::vector<float> out(s.B * s.T * s.H * s.D), lse(s.B * s.H * s.T);
     auto loss = [&] {
-      cpu::attention_forward(out.data(), lse.data(), qkv.data(), s.B, s.T, s.H, s.KVH, s.D);
+      cpu::attention_forward(out.data(), lse.data(), qkv.data(), s.B, s.T, s.H, s.KVH, s.D, s.T, 0);
       return dot(out, r);
     };
     loss();
@@ -130,9 +130,9 @@ TEST_CASE("attention is causal: a later token never changes an earlier output") 
   const int B = 1, T = 6, H = 2, D = 3, W = 3 * H * D;
   auto qkv = random_vector(T * W, rng);
   std::vector<float> out1(T * H * D), out2(T * H * D), lse(H * T);
-  cpu::attention_forward(out1.data(), lse.data(), qkv.data(), B, T, H, H, D);
+  cpu::attention_forward(out1.data(), lse.data(), qkv.data(), B, T, H, H, D, T, 0);
   for (int i = 0; i < W; ++i) qkv[(T - 1) * W + i] += 1.0f;
-  cpu::attention_forward(out2.data(), lse.data(), qkv.data(), B, T, H, H, D);
+  cpu::attention_forward(out2.data(), lse.data(), qkv.data(), B, T, H, H, D, T, 0);
   for (int i = 0; i < (T - 1) * H * D; ++i) CHECK(out1[i] == out2[i]);
 }
 

@@ -8,7 +8,12 @@ add_test(NAME cli_setup COMMAND bash -c
   "rm -rf '${cli_dir}' && mkdir -p '${cli_dir}' &&
    '${llmft}' prepare --input '${PROJECT_SOURCE_DIR}/examples/data/val.txt' --output '${cli_dir}/val.tok' &&
    head -c 1000 '${cli_dir}/val.tok' > '${cli_dir}/truncated.tok' &&
-   echo '{\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 257, \"n_positions\": 64, \"n_embd\": 100, \"n_layer\": 2, \"n_head\": 3}' > '${cli_dir}/indivisible.json'")
+   echo '{\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 257, \"n_positions\": 64, \"n_embd\": 100, \"n_layer\": 2, \"n_head\": 3}' > '${cli_dir}/indivisible.json' &&
+   echo '{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64,' > '${cli_dir}/malformed.json' &&
+   echo '{\"architectures\": [\"MistralForCausalLM\"], \"hidden_size\": 64}' > '${cli_dir}/unknown_arch.json' &&
+   printf '{\"text\": \"fine\"}\\nnot json\\n' > '${cli_dir}/not_json.jsonl' &&
+   printf '{\"text\": \"fine\"}\\n{\"prompt\": \"no response\"}\\n' > '${cli_dir}/no_field.jsonl' &&
+   : > '${cli_dir}/empty.jsonl'")
 set_tests_properties(cli_setup PROPERTIES FIXTURES_SETUP cli_data TIMEOUT 60)
 
 # name | stderr pattern | arguments after `llmft`
@@ -34,6 +39,24 @@ cli_failure(bad_memory_size "--device-memory: '12XB' is not a size|unknown size 
 cli_failure(vocab_mismatch "vocabulary of 257 but --model gpt2 has 50257"
   --model gpt2 --data ${cli_dir}/val.tok ${train_outputs})
 cli_failure(missing_config_file "--config .*cannot read" --config ${cli_dir}/absent.ini)
+cli_failure(malformed_config "malformed.json.*invalid JSON at offset"
+  --model ${cli_dir}/malformed.json --data ${cli_dir}/val.tok ${train_outputs})
+cli_failure(unknown_architecture "unsupported architecture \"MistralForCausalLM\""
+  --model ${cli_dir}/unknown_arch.json --data ${cli_dir}/val.tok ${train_outputs})
+cli_failure(llama_seq_len_too_long "--seq-len 512 is longer than the context of --model llama-tiny"
+  --model llama-tiny --data ${cli_dir}/val.tok --seq-len 512 ${train_outputs})
+cli_failure(bad_dtype "--dtype fp8" --data ${cli_dir}/val.tok --dtype fp8 ${train_outputs})
+
+# prepare: bad datasets name the file and line, and leave no token file behind.
+function(prepare_failure name pattern input)
+  add_test(NAME cli_prepare_${name} COMMAND bash ${expect} "${pattern}" --one-line
+    --absent ${cli_dir}/out.tok -- ${llmft} prepare --input ${input} --output ${cli_dir}/out.tok)
+  set_tests_properties(cli_prepare_${name} PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60)
+endfunction()
+prepare_failure(not_json "not_json.jsonl:2:.*invalid JSON" ${cli_dir}/not_json.jsonl)
+prepare_failure(missing_field "no_field.jsonl:2:.*response" ${cli_dir}/no_field.jsonl)
+prepare_failure(empty_dataset "empty.jsonl.*the dataset is empty" ${cli_dir}/empty.jsonl)
+prepare_failure(missing_input "no_such_input.txt" ${cli_dir}/no_such_input.txt)
 
 # More than one rank without a parallel strategy must refuse, on every rank, promptly.
 set(mpi_flags --oversubscribe)
