@@ -10,7 +10,11 @@
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
 
+#include "tests/support/test_models.h"
+
 using namespace llmft;
+using testing::family_config;
+using testing::random_tokens;
 
 namespace {
 
@@ -28,11 +32,8 @@ Outcome one_step(const ModelConfig& c, bool checkpointing) {
   Engine engine(*model, be, alloc, o);
   std::mt19937_64 rng(11);
   const int B = 3, T = 24;
-  std::vector<int32_t> inputs(B * T), targets(B * T);
-  for (int i = 0; i < B * T; ++i) {
-    inputs[i] = static_cast<int32_t>(rng() % c.vocab_size);
-    targets[i] = static_cast<int32_t>(rng() % c.vocab_size);
-  }
+  const std::vector<int32_t> inputs = random_tokens(B * T, c.vocab_size, rng);
+  const std::vector<int32_t> targets = random_tokens(B * T, c.vocab_size, rng);
   engine.train_step({MicroBatch{B, T, inputs.data(), targets.data()}}, 1);
   Outcome out{{}, alloc.peak(MemoryCategory::activations), alloc.total_peak()};
   for (size_t u = 0; u < model->units().size(); ++u) {
@@ -45,17 +46,7 @@ Outcome one_step(const ModelConfig& c, bool checkpointing) {
 
 TEST_CASE("activation checkpointing gives bitwise the same gradients and less activation memory") {
   for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
-    ModelConfig c;
-    c.name = "checkpointing";
-    c.family = family;
-    c.vocab_size = 50;
-    c.max_seq_len = 32;
-    c.hidden = 32;
-    c.n_layer = 4;
-    c.n_head = 4;
-    c.n_kv_head = family == ModelFamily::llama ? 2 : 4;
-    c.intermediate = 96;
-    c.tie_embeddings = family == ModelFamily::gpt2;
+    const ModelConfig c = family_config(family, {50, 32, 32, 4, 4, 0, 96});
     CAPTURE(std::string(family_name(family)));
     const Outcome plain = one_step(c, false), checkpointed = one_step(c, true);
     REQUIRE(plain.grads.size() == checkpointed.grads.size());

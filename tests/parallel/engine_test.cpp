@@ -16,21 +16,16 @@
 #include "io/token_file.h"
 #include "parallel/engine.h"
 
+#include "tests/support/test_models.h"
+
 using namespace llmft;
+using testing::family_config;
+using testing::random_tokens;
 
 namespace {
 
 ModelConfig small_gpt2() {
-  ModelConfig c;
-  c.name = "engine-test";
-  c.vocab_size = 257;
-  c.max_seq_len = 64;
-  c.hidden = 32;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_kv_head = 2;
-  c.intermediate = 128;
-  return c;
+  return family_config(ModelFamily::gpt2, {257, 64, 32, 2, 2, 0, 128});
 }
 
 struct Rig {
@@ -51,12 +46,6 @@ struct Rig {
     return out;
   }
 };
-
-std::vector<int32_t> random_tokens(size_t n, int vocab, std::mt19937_64& rng) {
-  std::vector<int32_t> t(n);
-  for (int32_t& x : t) x = static_cast<int32_t>(rng() % vocab);
-  return t;
-}
 
 }  // namespace
 

@@ -10,24 +10,18 @@
 #include "core/model_factory.h"
 #include "parallel/engine.h"
 
+#include "tests/support/test_models.h"
+
 using namespace llmft;
+using testing::family_config;
+using testing::random_tokens;
 
 TEST_CASE("KV-cache decoding matches a full forward at every position") {
   for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
     for (DType dtype : {DType::f32, DType::bf16}) {
       CAPTURE(std::string(family_name(family)));
       CAPTURE(std::string(dtype_name(dtype)));
-      ModelConfig c;
-      c.name = "kv-cache";
-      c.family = family;
-      c.vocab_size = 41;
-      c.max_seq_len = 24;
-      c.hidden = 24;
-      c.n_layer = 2;
-      c.n_head = 4;
-      c.n_kv_head = family == ModelFamily::llama ? 2 : 4;
-      c.intermediate = 40;
-      c.tie_embeddings = family == ModelFamily::gpt2;
+      const ModelConfig c = family_config(family, {41, 24, 24, 2, 4, 0, 40});
       CpuBackend be;
       Allocator alloc(be.memory(), 0);
       auto model = make_model(c, be, alloc);
@@ -37,8 +31,7 @@ TEST_CASE("KV-cache decoding matches a full forward at every position") {
       Engine engine(*model, be, alloc, o);
       std::mt19937_64 rng(4);
       const int B = 2, prompt = 5, total = 11;
-      std::vector<int32_t> tokens(B * total);
-      for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % c.vocab_size);
+      const std::vector<int32_t> tokens = random_tokens(B * total, c.vocab_size, rng);
 
       // Reference: one full forward over all `total` positions.
       const std::vector<float> full =

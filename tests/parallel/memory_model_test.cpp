@@ -11,24 +11,19 @@
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
 
+#include "tests/support/test_models.h"
+
 using namespace llmft;
+using testing::random_tokens;
+using testing::test_config;
 
 namespace {
 
 ModelConfig shape(int vocab, int positions, int hidden, int layers, int heads, int inner,
                   ModelFamily family = ModelFamily::gpt2, int kv_heads = 0, bool tied = true) {
-  ModelConfig c;
-  c.name = "memory-test";
-  c.family = family;
-  c.tie_embeddings = tied;
-  c.vocab_size = vocab;
-  c.max_seq_len = positions;
-  c.hidden = hidden;
-  c.n_layer = layers;
-  c.n_head = heads;
-  c.n_kv_head = kv_heads > 0 ? kv_heads : heads;
-  c.intermediate = inner;
-  return c;
+  return test_config(
+      family, {vocab, positions, hidden, layers, heads, kv_heads > 0 ? kv_heads : heads, inner},
+      tied);
 }
 
 struct Case {
@@ -49,9 +44,9 @@ void run_and_compare(const Case& k) {
   Engine engine(*model, be, alloc, options);
   std::mt19937_64 rng(3);
   const int n = k.micro_batch * k.seq_len;
-  std::vector<std::vector<int32_t>> tokens(2 * k.grad_accum, std::vector<int32_t>(n));
-  for (auto& t : tokens) {
-    for (int32_t& x : t) x = static_cast<int32_t>(rng() % k.config.vocab_size);
+  std::vector<std::vector<int32_t>> tokens;
+  for (int i = 0; i < 2 * k.grad_accum; ++i) {
+    tokens.push_back(random_tokens(n, k.config.vocab_size, rng));
   }
   for (int step = 1; step <= 2; ++step) {
     std::vector<MicroBatch> mbs;

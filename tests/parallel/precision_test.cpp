@@ -15,23 +15,16 @@
 #include "io/token_file.h"
 #include "parallel/engine.h"
 
+#include "tests/support/test_models.h"
+
 using namespace llmft;
+using testing::family_config;
 
 namespace {
 
 ModelConfig tiny(ModelFamily family) {
-  ModelConfig c;
-  c.name = "precision";
-  c.family = family;
-  c.vocab_size = 257;
-  c.max_seq_len = 64;
-  c.hidden = 48;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.n_kv_head = family == ModelFamily::llama ? 2 : 4;
-  c.intermediate = family == ModelFamily::llama ? 128 : 192;
-  c.tie_embeddings = family == ModelFamily::gpt2;
-  return c;
+  const int inner = family == ModelFamily::llama ? 128 : 192;
+  return family_config(family, {257, 64, 48, 2, 4, 0, inner});
 }
 
 std::vector<double> loss_curve(const ModelConfig& c, DType dtype, const io::TokenFile& data) {
