@@ -121,11 +121,23 @@ class Backend {
   virtual void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
                             float beta2, float eps, float weight_decay, float grad_scale,
                             float bias_correction1, float bias_correction2) = 0;
-  // SGD with optional momentum buffer (undefined tensor when momentum == 0) and
-  // decoupled weight decay: p -= lr * (wd * p);  g' = grad_scale * grad;
-  // buf = momentum * buf + g';  p -= lr * buf (or lr * g' without a buffer).
+  // SGD with optional momentum buffer (f32; undefined when momentum == 0) and decoupled
+  // weight decay: p -= lr * (wd * p);  g' = grad_scale * grad;  buf = momentum * buf + g';
+  // p -= lr * buf (or lr * g' without a buffer). param may be of any float dtype: it is
+  // read into f32 registers, updated and rounded back in one pass (LOMO's fused update,
+  // with no f32 copy of the tensor).
   virtual void sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr, float momentum,
                           float weight_decay, float grad_scale) = 0;
+  // AdaLomo (Lv et al. 2023b) on one tensor, param of any float dtype updated in place:
+  //   g' = grad_scale * grad;  s = g'^2 + 1e-30
+  //   matrix (R, C): row(R) = b2 row + (1-b2) mean_c s;  col(C) = b2 col + (1-b2) mean_r s
+  //                  u = g' / sqrt(row / mean(row)) / sqrt(col)
+  //   vector:        row(R) = b2 row + (1-b2) s;  u = g' / sqrt(row)
+  //   u /= max(1, rms(u));  lr' = lr * max(1e-3, rms(param))
+  //   param = param * (1 - lr' * weight_decay) - lr' * u
+  // col_state is undefined for vectors. b2 is the step's decay, 1 - step^-0.8.
+  virtual void adalomo_update(Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
+                              float lr, float beta2, float weight_decay, float grad_scale) = 0;
 };
 
 }  // namespace llmft

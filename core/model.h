@@ -47,7 +47,10 @@ class Model {
   // loss (and no backward may follow).
   virtual void begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) = 0;
   virtual void forward_unit(int unit, const UnitTensors& units) = 0;
-  virtual void backward_unit(int unit, const UnitTensors& units) = 0;
+  // With keep_activations, the unit keeps what its backward read, so that another
+  // backward pass can follow (LOMO's norm pass before its update pass); checkpointed
+  // blocks keep only their output and recompute again.
+  virtual void backward_unit(int unit, const UnitTensors& units, bool keep_activations) = 0;
   // Releases everything the micro-batch holds.
   virtual void end_micro_batch() = 0;
 

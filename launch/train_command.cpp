@@ -105,9 +105,9 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   engine_options.seed = o.seed;
 
   const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
-  const MemoryPrediction predicted =
-      predict_memory(config, RunShape{o.micro_batch, o.seq_len, engine_options.dtype,
-                                      o.activation_checkpointing, engine_options.optimizer});
+  const MemoryPrediction predicted = predict_memory(
+      config, RunShape{o.micro_batch, o.seq_len, engine_options.dtype, o.activation_checkpointing,
+                       engine_options.optimizer, o.clip_grad > 0});
   LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,
                 "this run will not fit: the memory model predicts a peak of "
                     << format_bytes(predicted.peak_total) << " ("

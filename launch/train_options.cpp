@@ -33,7 +33,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
   po::options_description optim("Optimisation");
   optim.add_options()
       ("steps", po::value(&o.steps)->default_value(100), "optimizer steps")
-      ("optimizer", po::value(&o.optimizer)->default_value("adamw"), "sgd or adamw")
+      ("optimizer", po::value(&o.optimizer)->default_value("adamw"),
+       "sgd, adamw, lomo (SGD fused into backward: no gradients kept, no state) or adalomo "
+       "(LOMO with a factored second moment)")
       ("lr", po::value(&o.lr)->default_value(3e-4f), "peak learning rate")
       ("min-lr", po::value(&o.min_lr)->default_value(0.0f), "learning rate at the last step")
       ("lr-schedule", po::value(&o.lr_schedule)->default_value("cosine"),
@@ -90,6 +92,11 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   LLMFT_REQUIRE(o.momentum >= 0 && o.momentum < 1, "--momentum must lie in [0, 1)");
   LLMFT_REQUIRE(o.dtype == "fp32" || o.dtype == "bf16" || o.dtype == "fp16",
                 "--dtype " << o.dtype << ": unknown dtype; use fp32, bf16 or fp16");
+  LLMFT_REQUIRE(o.grad_accum == 1 || (o.optimizer != "lomo" && o.optimizer != "adalomo"),
+                "--grad-accum " << o.grad_accum << " with --optimizer " << o.optimizer
+                                << ": LOMO applies each gradient during backward and frees it, so "
+                                   "there is nothing to accumulate into; raise --micro-batch "
+                                   "instead (or use adamw or sgd)");
   LLMFT_REQUIRE(o.initial_loss_scale >= 1, "--initial-loss-scale must be at least 1");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.print_params || !o.data.empty(),

@@ -1,7 +1,9 @@
 #include "optim/optimizer.h"
 
 #include "core/error.h"
+#include "optim/adalomo.h"
 #include "optim/adamw.h"
+#include "optim/lomo.h"
 #include "optim/sgd.h"
 
 namespace llmft {
@@ -9,18 +11,37 @@ namespace llmft {
 OptimizerKind parse_optimizer_kind(const std::string& name) {
   if (name == "sgd") return OptimizerKind::sgd;
   if (name == "adamw") return OptimizerKind::adamw;
-  LLMFT_FAIL("--optimizer " << name << ": unknown optimizer; use sgd or adamw");
+  if (name == "lomo") return OptimizerKind::lomo;
+  if (name == "adalomo") return OptimizerKind::adalomo;
+  LLMFT_FAIL("--optimizer " << name << ": unknown optimizer; use sgd, adamw, lomo or adalomo");
 }
 
 const char* optimizer_kind_name(OptimizerKind kind) {
-  return kind == OptimizerKind::sgd ? "sgd" : "adamw";
+  switch (kind) {
+    case OptimizerKind::sgd:
+      return "sgd";
+    case OptimizerKind::adamw:
+      return "adamw";
+    case OptimizerKind::lomo:
+      return "lomo";
+    case OptimizerKind::adalomo:
+      return "adalomo";
+  }
+  return "?";
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, Backend& backend,
                                           Allocator& allocator,
                                           const std::vector<UnitLayout>& units) {
-  if (config.kind == OptimizerKind::sgd) {
-    return std::make_unique<Sgd>(config, backend, allocator, units);
+  switch (config.kind) {
+    case OptimizerKind::sgd:
+      return std::make_unique<Sgd>(config, backend, allocator, units);
+    case OptimizerKind::lomo:
+      return std::make_unique<Lomo>(config, backend);
+    case OptimizerKind::adalomo:
+      return std::make_unique<AdaLomo>(config, backend, allocator, units);
+    case OptimizerKind::adamw:
+      break;
   }
   return std::make_unique<AdamW>(config, backend, allocator, units);
 }

@@ -15,7 +15,7 @@
 
 namespace llmft {
 
-enum class OptimizerKind { sgd, adamw };
+enum class OptimizerKind { sgd, adamw, lomo, adalomo };
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::adamw;
@@ -26,17 +26,21 @@ struct OptimizerConfig {
   float momentum = 0.0f;      // sgd only
 };
 
-// Parses "sgd" / "adamw"; other names are an Error listing the choices.
+// Parses "sgd", "adamw", "lomo", "adalomo"; other names are an Error listing them.
 OptimizerKind parse_optimizer_kind(const std::string& name);
 const char* optimizer_kind_name(OptimizerKind kind);
 
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
+  // A fused optimizer (LOMO, AdaLomo) updates each unit during backward as soon as its
+  // gradient is complete, in the weights' stored dtype, from a transient gradient. A
+  // non-fused one updates f32 weights (or their f32 master copy) after backward.
+  virtual bool fused() const { return false; }
   // Starts optimizer step `step` (1-based) before its update_unit calls.
   virtual void begin_step(int step) = 0;
   // params/grads: the unit's flat tensors. The gradient is multiplied by grad_scale
-  // (gradient clipping) before use.
+  // (gradient clipping, loss-scale removal) before use.
   virtual void update_unit(int unit, const UnitLayout& layout, Tensor params, Tensor grads,
                            float lr, float grad_scale) = 0;
 };

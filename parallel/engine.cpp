@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/param_init.h"
 #include "optim/grad_clip.h"
+#include "optim/optimizer.h"
 
 namespace llmft {
 
@@ -23,14 +24,17 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
       scaler_(options.loss_scale) {
   LLMFT_REQUIRE(options_.dtype != DType::i32, "internal: weights cannot be stored as i32");
   const std::vector<UnitLayout>& units = model_.units();
+  if (options_.trainable) optimizer_ = make_optimizer(options_.optimizer, be_, alloc_, units);
+  const bool fused = optimizer_ && optimizer_->fused();
+  const bool stored_grads = options_.trainable && !fused;
+  const bool has_master = stored_grads && options_.dtype != DType::f32;
   const size_t width = dtype_size(options_.dtype);
-  const bool has_master = options_.trainable && options_.dtype != DType::f32;
   for (const UnitLayout& u : units) {
     const size_t n = static_cast<size_t>(u.numel);
     param_buffers_.push_back(
         alloc_.allocate(n * width, MemoryCategory::params, "params " + u.name));
     stored_.params.push_back(param_buffers_.back().as(options_.dtype, {u.numel}));
-    if (options_.trainable) {
+    if (stored_grads) {
       grad_buffers_.push_back(alloc_.allocate(n * width, MemoryCategory::grads, "grads " + u.name));
       stored_.grads.push_back(grad_buffers_.back().as(options_.dtype, {u.numel}));
     }
@@ -47,10 +51,10 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
     }
     write_params(static_cast<int>(masters_.size()) - 1, host);
   }
-  work_ = std::make_unique<WorkingCopies>(be_, alloc_, stored_);
-  if (!options_.trainable) return;
-  norm_scalar_ = alloc_.allocate(sizeof(float), MemoryCategory::other, "gradient norm");
-  optimizer_ = make_optimizer(options_.optimizer, be_, alloc_, units);
+  work_ = std::make_unique<WorkingCopies>(be_, alloc_, stored_, fused);
+  if (options_.trainable) {
+    norm_scalar_ = alloc_.allocate(sizeof(float), MemoryCategory::other, "gradient norm");
+  }
 }
 
 std::vector<int> Engine::units_read_by(int unit) const {
@@ -75,7 +79,7 @@ void Engine::backward() {
     const std::vector<int> units = units_read_by(u);
     work_->acquire_params(units);
     work_->acquire_grads(units);
-    model_.backward_unit(u, work_->view());
+    model_.backward_unit(u, work_->view(), false);
     work_->release_params(units);
     for (int x : units) {
       if (model_.grads_completed_by(x) == u) work_->flush_grads(x);
@@ -83,40 +87,51 @@ void Engine::backward() {
   }
 }
 
-double Engine::global_grad_norm() {
+double Engine::stored_grads_square_sum() {
   Tensor sum = norm_scalar_.as(DType::f32, {1});
   be_.fill(sum, 0.0f);
   for (const Tensor& g : stored_.grads) be_.sum_squares(sum, g);
   float value = 0.0f;
   be_.copy_to_host(&value, sum);
-  return std::sqrt(static_cast<double>(value));
+  return value;
 }
 
 StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int step) {
   LLMFT_REQUIRE(options_.trainable, "internal: train_step on an inference-only engine");
   LLMFT_REQUIRE(!micro_batches.empty(), "internal: a step needs at least one micro-batch");
-  int64_t targets = 0;
-  for (const MicroBatch& mb : micro_batches) targets += count_targets(mb);
-  LLMFT_REQUIRE(targets > 0, "step " << step
-                                     << " has no target tokens in its batch: every position is "
-                                        "masked; check the dataset's prompt/response fields");
   StepStats stats;
+  for (const MicroBatch& mb : micro_batches) stats.target_tokens += count_targets(mb);
+  LLMFT_REQUIRE(stats.target_tokens > 0,
+                "step " << step
+                        << " has no target tokens in its batch: every position is masked; "
+                           "check the dataset's prompt/response fields");
   stats.loss_scale = scaler_.scale();
-  const float loss_scale = stats.loss_scale / static_cast<float>(targets);
-
-  for (const Tensor& g : stored_.grads) be_.fill(g, 0.0f);
+  stats.lr = options_.schedule.at(step);
   model_.reset_loss();
+  if (optimizer_->fused()) {
+    LLMFT_REQUIRE(micro_batches.size() == 1,
+                  "--grad-accum " << micro_batches.size() << " with --optimizer "
+                                  << optimizer_kind_name(options_.optimizer.kind)
+                                  << ": a fused optimizer applies each gradient during "
+                                     "backward, so there is nothing to accumulate into; "
+                                     "raise --micro-batch instead, or use adamw or sgd");
+    return fused_step(micro_batches[0], step, stats);
+  }
+  return accumulate_step(micro_batches, step, stats);
+}
+
+StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, int step,
+                                  StepStats stats) {
+  const float loss_scale = stats.loss_scale / static_cast<float>(stats.target_tokens);
+  for (const Tensor& g : stored_.grads) be_.fill(g, 0.0f);
   for (const MicroBatch& mb : micro_batches) {
     model_.begin_micro_batch(mb, loss_scale, false);
     forward();
     backward();
     model_.end_micro_batch();
   }
-
-  stats.target_tokens = targets;
-  stats.loss = model_.loss_sum() / static_cast<double>(targets);
-  stats.grad_norm = global_grad_norm() / stats.loss_scale;
-  stats.lr = options_.schedule.at(step);
+  stats.loss = model_.loss_sum() / static_cast<double>(stats.target_tokens);
+  stats.grad_norm = std::sqrt(stored_grads_square_sum()) / stats.loss_scale;
   stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
   if (stats.skipped) return stats;
   const float scale = clip_factor(stats.grad_norm, options_.clip_grad) / stats.loss_scale;
@@ -127,6 +142,52 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
                             scale);
     if (masters_[u].data != stored_.params[u].data) be_.convert(stored_.params[u], masters_[u]);
   }
+  return stats;
+}
+
+double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep_activations) {
+  Tensor sum = norm_scalar_.as(DType::f32, {1});
+  be_.fill(sum, 0.0f);
+  const std::vector<UnitLayout>& layouts = model_.units();
+  for (int u = static_cast<int>(layouts.size()) - 1; u >= 0; --u) {
+    const std::vector<int> units = units_read_by(u);
+    work_->acquire_params(units);
+    work_->acquire_grads(units);
+    model_.backward_unit(u, work_->view(), keep_activations);
+    work_->release_params(units);
+    for (int x : units) {
+      if (model_.grads_completed_by(x) != u) continue;
+      const Tensor& grad = work_->view().grads[x];
+      be_.sum_squares(sum, grad);
+      if (update) optimizer_->update_unit(x, layouts[x], stored_.params[x], grad, lr, grad_scale);
+      work_->release_grads(x);
+    }
+  }
+  float value = 0.0f;
+  be_.copy_to_host(&value, sum);
+  return value;
+}
+
+StepStats Engine::fused_step(const MicroBatch& batch, int step, StepStats stats) {
+  const float inv_scale = 1.0f / stats.loss_scale;
+  model_.begin_micro_batch(batch, stats.loss_scale / static_cast<float>(stats.target_tokens),
+                           false);
+  forward();
+  stats.loss = model_.loss_sum() / static_cast<double>(stats.target_tokens);
+  optimizer_->begin_step(step);
+  if (options_.clip_grad > 0 || options_.loss_scale.enabled) {
+    // Norm pass: no weight changes until the global norm (and any overflow) is known.
+    stats.grad_norm = std::sqrt(fused_backward(false, 0.0f, 0.0f, true)) * inv_scale;
+    stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
+    if (!stats.skipped) {
+      fused_backward(true, stats.lr, clip_factor(stats.grad_norm, options_.clip_grad) * inv_scale,
+                     false);
+    }
+  } else {
+    stats.grad_norm = std::sqrt(fused_backward(true, stats.lr, inv_scale, false)) * inv_scale;
+    scaler_.update(!std::isfinite(stats.grad_norm));
+  }
+  model_.end_micro_batch();
   return stats;
 }
 

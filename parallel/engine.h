@@ -1,9 +1,17 @@
 // Engine: runs training steps of a Model on one rank. It owns every unit's parameter
-// and gradient buffer (params / grads categories, in the stored dtype), the f32 master
-// weights when that dtype is bf16 or fp16 (master_params), the optimizer, the
-// learning-rate schedule, gradient clipping and loss scaling, and sequences units so
-// that a parallel strategy can act between them (DESIGN.md, "One step, as data
-// flowing").
+// buffer (params, in the stored dtype), the optimizer, the learning-rate schedule,
+// gradient clipping and loss scaling, and sequences units so that a parallel strategy
+// can act between them (DESIGN.md, "One step, as data flowing").
+//
+// Two kinds of step:
+//  - accumulate (sgd, adamw): every unit has a stored gradient (grads) summed over the
+//    micro-batches; bf16/fp16 weights have f32 master copies (master_params) that the
+//    optimizer updates after backward.
+//  - fused (lomo, adalomo): no stored gradients and no master copies; each unit's
+//    gradient exists only from its backward to its update, which happens at once in the
+//    stored dtype. Clipping needs the global norm before the first update, and fp16 must
+//    see an overflow before any weight changes, so then backward runs twice over the
+//    same activations: a norm pass, then the update pass. One micro-batch per step.
 //
 // Thread-safety: one Engine per rank, used from one thread.
 #pragma once
@@ -67,7 +75,14 @@ class Engine {
   std::vector<int> units_read_by(int unit) const;
   void forward();
   void backward();
-  double global_grad_norm();
+  // Sum of squares of every stored gradient.
+  double stored_grads_square_sum();
+  StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, int step,
+                            StepStats stats);
+  StepStats fused_step(const MicroBatch& batch, int step, StepStats stats);
+  // One fused backward pass; updates the units when `update`, else only measures.
+  // Returns the sum of squares of all gradients.
+  double fused_backward(bool update, float lr, float grad_scale, bool keep_activations);
   std::vector<float> read_f32(const Tensor& t) const;
 
   Model& model_;

@@ -5,6 +5,7 @@
 
 #include "core/allocator.h"
 #include "core/model_factory.h"
+#include "optim/adalomo.h"
 
 namespace llmft {
 
@@ -57,9 +58,9 @@ MemoryPrediction predict_memory(const ModelConfig& c, const RunShape& shape) {
   const std::vector<UnitLayout> units = unit_layouts(c);
   const int U = static_cast<int>(units.size()), L = c.n_layer, head_unit = L + 1;
   const size_t width = dtype_size(shape.dtype);
-  const bool working_copies = shape.dtype != DType::f32;
-  const OptimizerConfig& o = shape.optimizer;
-  const int states = o.kind == OptimizerKind::adamw ? 2 : (o.momentum != 0.0f ? 1 : 0);
+  const bool copies = shape.dtype != DType::f32;  // f32 working weights per unit
+  const OptimizerKind kind = shape.optimizer.kind;
+  const bool fused = kind == OptimizerKind::lomo || kind == OptimizerKind::adalomo;
   auto add = [](CategoryBytes& b, MemoryCategory cat, size_t bytes) { b[index_of(cat)] += bytes; };
 
   CategoryBytes persistent{};
@@ -68,9 +69,15 @@ MemoryPrediction predict_memory(const ModelConfig& c, const RunShape& shape) {
     const size_t n = static_cast<size_t>(units[u].numel);
     f32_unit[u] = rounded_allocation(n * 4);
     add(persistent, MemoryCategory::params, rounded_allocation(n * width));
-    add(persistent, MemoryCategory::grads, rounded_allocation(n * width));
-    if (working_copies) add(persistent, MemoryCategory::master_params, f32_unit[u]);
-    add(persistent, MemoryCategory::optimizer_state, states * f32_unit[u]);
+    if (!fused) {
+      add(persistent, MemoryCategory::grads, rounded_allocation(n * width));
+      if (copies) add(persistent, MemoryCategory::master_params, f32_unit[u]);
+    }
+    size_t state = 0;
+    if (kind == OptimizerKind::adamw) state = 2 * f32_unit[u];
+    if (kind == OptimizerKind::sgd && shape.optimizer.momentum != 0.0f) state = f32_unit[u];
+    if (kind == OptimizerKind::adalomo) state = f32_bytes(adalomo_state_floats(units[u]));
+    add(persistent, MemoryCategory::optimizer_state, state);
   }
   add(persistent, MemoryCategory::other, 2 * f32_bytes(1));  // loss and norm scalars
 
@@ -78,35 +85,61 @@ MemoryPrediction predict_memory(const ModelConfig& c, const RunShape& shape) {
   const size_t full_block = a.block_internals + a.hidden;
   // What a finished block keeps until its backward.
   const size_t kept_block = shape.activation_checkpointing ? a.hidden : full_block;
-  // Working f32 weights of the units a unit reads (the head also reads unit 0 if tied).
-  auto weights_of = [&](int u) {
-    if (!working_copies) return size_t{0};
+  // The units a unit reads: itself, and unit 0 for a tied head.
+  auto read_by = [&](int u) {
     return f32_unit[u] + (u == head_unit && c.tie_embeddings ? f32_unit[0] : 0);
   };
-  // The tied embedding's working gradient lives from the head's backward to unit 0's.
-  const size_t tied_grad = working_copies && c.tie_embeddings ? f32_unit[0] : 0;
+  // The tied embedding's gradient lives from the head's backward to unit 0's.
+  const size_t tied = c.tie_embeddings ? f32_unit[0] : 0;
+  // Backward of unit u: working weights (16-bit storage), and f32 gradients: working
+  // ones summed into the stored gradient (workspace), or a fused optimizer's transient
+  // ones (grads). `extra` is a gradient still held for a later unit.
+  auto weights = [&](int u) { return copies ? read_by(u) : size_t{0}; };
+  auto working_grads = [&](int u, size_t extra) {
+    return !fused && copies ? read_by(u) + extra : size_t{0};
+  };
+  auto transient_grads = [&](int u, size_t extra) {
+    return fused ? read_by(u) + extra : size_t{0};
+  };
 
   std::vector<Phase> phases;
-  auto phase = [&](const std::string& name, size_t activations, size_t workspace) {
+  auto phase = [&](const std::string& name, size_t activations, size_t workspace, size_t grads) {
     Phase p{name, persistent};
     add(p.bytes, MemoryCategory::activations, activations);
     add(p.bytes, MemoryCategory::workspace, workspace);
+    add(p.bytes, MemoryCategory::grads, grads);
     phases.push_back(p);
   };
   const size_t base = a.tokens + a.hidden;  // ids and the embedding output
-  phase("forward of the embedding", base, weights_of(0));
+  phase("forward of the embedding", base, weights(0), 0);
   // A block's forward peaks at its temporary, before its output is taken.
   phase("forward of the last block", base + (L - 1) * kept_block + a.block_internals,
-        weights_of(1) + a.forward_temp);
+        weights(1) + a.forward_temp, 0);
   const size_t end_of_forward = base + L * kept_block + a.head;
-  phase("forward of the head", end_of_forward, weights_of(head_unit));
-  phase("backward of the head", end_of_forward,
-        2 * weights_of(head_unit) + a.hidden + a.head_backward);
-  // The last block's backward holds the most: every earlier block, its own activations
+  phase("forward of the head", end_of_forward, weights(head_unit), 0);
+  // Backward, as the last (or only) pass: activations fall unit by unit.
+  auto backward_phases = [&](const std::string& pass, size_t held_for_block) {
+    phase(pass + "backward of the head", end_of_forward,
+          weights(head_unit) + working_grads(head_unit, 0) + a.hidden + a.head_backward,
+          transient_grads(head_unit, 0));
+    const size_t block_tied = c.tie_embeddings ? tied : 0;
+    phase(pass + "backward of the last block", held_for_block,
+          weights(1) + working_grads(1, block_tied) + a.hidden + a.backward_temp,
+          transient_grads(1, block_tied));
+  };
+  // Fused optimizers with clipping or fp16 first run a norm pass that keeps every
+  // activation (checkpointed blocks recompute their internals).
+  if (fused && (shape.clip_grad || shape.dtype == DType::f16)) {
+    const size_t recomputed = shape.activation_checkpointing ? a.block_internals : 0;
+    backward_phases("norm pass: ", end_of_forward + recomputed);
+    phase("norm pass: backward of the embedding", end_of_forward, weights(0) + a.hidden,
+          transient_grads(0, 0));
+  }
+  // The last block's backward holds every earlier block, its own activations
   // (recomputed under checkpointing), the residual gradient and its temporaries.
-  phase("backward of the last block", base + (L - 1) * kept_block + full_block,
-        2 * weights_of(1) + tied_grad + a.hidden + a.backward_temp);
-  phase("backward of the embedding", base, 2 * weights_of(0) + a.hidden);
+  backward_phases("", base + (L - 1) * kept_block + full_block);
+  phase("backward of the embedding", base, weights(0) + working_grads(0, 0) + a.hidden,
+        transient_grads(0, 0));
 
   MemoryPrediction out;
   for (const Phase& p : phases) {

@@ -21,6 +21,7 @@ struct RunShape {
   DType dtype = DType::f32;  // stored dtype of weights and gradients
   bool activation_checkpointing = false;
   OptimizerConfig optimizer;
+  bool clip_grad = false;  // gradient clipping on (fused optimizers then run a norm pass)
 };
 
 struct MemoryPrediction {

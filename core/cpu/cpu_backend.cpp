@@ -200,8 +200,16 @@ void CpuBackend::adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, flo
 
 void CpuBackend::sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr,
                             float momentum, float weight_decay, float grad_scale) {
-  cpu::sgd_update(f32(param), grad.data, grad.dtype, f32(momentum_buf), param.numel(), lr, momentum,
-                  weight_decay, grad_scale);
+  cpu::sgd_update(param.data, param.dtype, grad.data, grad.dtype, f32(momentum_buf), param.numel(),
+                  lr, momentum, weight_decay, grad_scale);
+}
+
+void CpuBackend::adalomo_update(Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
+                                float lr, float beta2, float weight_decay, float grad_scale) {
+  const bool matrix = param.shape.size() == 2;
+  cpu::adalomo_update(param.data, param.dtype, grad.data, grad.dtype, f32(row_state),
+                      f32(col_state), param.dim(0), matrix ? param.dim(1) : 0, lr, beta2,
+                      weight_decay, grad_scale);
 }
 
 }  // namespace llmft

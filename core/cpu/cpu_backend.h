@@ -72,6 +72,8 @@ class CpuBackend : public Backend {
   void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
                     float beta2, float eps, float weight_decay, float grad_scale,
                     float bias_correction1, float bias_correction2) override;
+  void adalomo_update(Tensor param, Tensor grad, Tensor row_state, Tensor col_state, float lr,
+                      float beta2, float weight_decay, float grad_scale) override;
   void sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr, float momentum,
                   float weight_decay, float grad_scale) override;
 

@@ -66,7 +66,14 @@ double cross_entropy_fused(float* logits, const int32_t* targets, int64_t N, int
 void adamw_update(float* param, const void* grad, DType grad_type, float* m, float* v, int64_t n,
                   float lr, float beta1, float beta2, float eps, float weight_decay,
                   float grad_scale, float bias_correction1, float bias_correction2);
-void sgd_update(float* param, const void* grad, DType grad_type, float* momentum_buf, int64_t n,
-                float lr, float momentum, float weight_decay, float grad_scale);
+// param (any float dtype, updated in place through f32 registers) -= ...
+void sgd_update(void* param, DType param_type, const void* grad, DType grad_type,
+                float* momentum_buf, int64_t n, float lr, float momentum, float weight_decay,
+                float grad_scale);
+// AdaLomo on one tensor of `rows` x `cols` (cols == 0: a vector of `rows` with the full
+// second moment in row_state); see Backend::adalomo_update.
+void adalomo_update(void* param, DType param_type, const void* grad, DType grad_type,
+                    float* row_state, float* col_state, int64_t rows, int64_t cols, float lr,
+                    float beta2, float weight_decay, float grad_scale);
 
 }  // namespace llmft::cpu

@@ -1,5 +1,5 @@
-// Optimizer arithmetic on CPU: the AdamW and SGD element updates, reading gradients of
-// any stored dtype.
+// Optimizer arithmetic on CPU: the AdamW and SGD (and so LOMO) element updates, reading
+// gradients of any stored dtype; SGD also writes weights of any stored dtype in place.
 #include <cmath>
 
 #include "core/cpu/cpu_kernels.h"
@@ -29,24 +29,30 @@ void adamw_update(float* param, const void* grad, DType grad_type, float* m, flo
   });
 }
 
-void sgd_update(float* param, const void* grad, DType grad_type, float* momentum_buf, int64_t n,
-                float lr, float momentum, float weight_decay, float grad_scale) {
+void sgd_update(void* param, DType param_type, const void* grad, DType grad_type,
+                float* momentum_buf, int64_t n, float lr, float momentum, float weight_decay,
+                float grad_scale) {
   const float decay = 1.0f - lr * weight_decay;
-  with_float_type(grad_type, [&](auto traits) {
-    using G = decltype(traits);
-    const auto* g_in = static_cast<const typename G::Storage*>(grad);
-    if (momentum_buf == nullptr) {
+  with_float_type(param_type, [&](auto param_traits) {
+    using P = decltype(param_traits);
+    auto* p = static_cast<typename P::Storage*>(param);
+    with_float_type(grad_type, [&](auto grad_traits) {
+      using G = decltype(grad_traits);
+      const auto* g = static_cast<const typename G::Storage*>(grad);
+      if (momentum_buf == nullptr) {
 #pragma omp parallel for simd schedule(static)
-      for (int64_t i = 0; i < n; ++i)
-        param[i] = param[i] * decay - lr * G::load(g_in[i]) * grad_scale;
-      return;
-    }
+        for (int64_t i = 0; i < n; ++i) {
+          p[i] = P::store(P::load(p[i]) * decay - lr * G::load(g[i]) * grad_scale);
+        }
+        return;
+      }
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      const float buf = momentum * momentum_buf[i] + G::load(g_in[i]) * grad_scale;
-      momentum_buf[i] = buf;
-      param[i] = param[i] * decay - lr * buf;
-    }
+      for (int64_t i = 0; i < n; ++i) {
+        const float buf = momentum * momentum_buf[i] + G::load(g[i]) * grad_scale;
+        momentum_buf[i] = buf;
+        p[i] = P::store(P::load(p[i]) * decay - lr * buf);
+      }
+    });
   });
 }
 

@@ -103,10 +103,10 @@ void DecoderModel::forward_unit(int unit, const UnitTensors& units) {
   if (want_logits_ || checkpointing_) blocks_[layer].internals.reset();
 }
 
-void DecoderModel::backward_unit(int unit, const UnitTensors& units) {
+void DecoderModel::backward_unit(int unit, const UnitTensors& units, bool keep_activations) {
   LLMFT_REQUIRE(!want_logits_, "internal: backward after a logits-only forward");
-  if (unit == 0) return embedding_backward(units);
-  if (unit == head_unit()) return head_backward(units);
+  if (unit == 0) return embedding_backward(units, keep_activations);
+  if (unit == head_unit()) return head_backward(units, keep_activations);
   const int layer = unit - 1;
   BlockSaved& saved = blocks_[layer];
   if (!saved.internals) {
@@ -117,7 +117,11 @@ void DecoderModel::backward_unit(int unit, const UnitTensors& units) {
   }
   family_->block_backward(context(), units_[unit], units.params[unit], units.grads[unit],
                           block_input(layer), saved, hidden(stream_));
-  saved = BlockSaved();
+  if (!keep_activations) {
+    saved = BlockSaved();
+  } else if (checkpointing_) {
+    saved.internals.reset();
+  }
 }
 
 void DecoderModel::embedding_forward(const UnitTensors& units) {
@@ -130,13 +134,13 @@ void DecoderModel::embedding_forward(const UnitTensors& units) {
                         u.slice(units.params[0], 0), positions, position_);
 }
 
-void DecoderModel::embedding_backward(const UnitTensors& units) {
+void DecoderModel::embedding_backward(const UnitTensors& units, bool keep_activations) {
   const UnitLayout& u = units_[0];
   Tensor positions = u.params.size() > 1 ? u.slice(units.grads[0], 1) : Tensor();
   be_.embedding_backward(u.slice(units.grads[0], 0), positions, hidden(stream_),
                          tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}));
-  embedding_out_.reset();
   stream_.reset();
+  if (!keep_activations) embedding_out_.reset();
 }
 
 void DecoderModel::head_forward(const UnitTensors& units) {
@@ -157,7 +161,7 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   }
 }
 
-void DecoderModel::head_backward(const UnitTensors& units) {
+void DecoderModel::head_backward(const UnitTensors& units, bool keep_activations) {
   const int64_t N = shape_.rows(), V = config_.vocab_size, C = config_.hidden;
   const UnitLayout& head = units_[head_unit()];
   const Tensor& hp = units.params[head_unit()];
@@ -176,6 +180,7 @@ void DecoderModel::head_backward(const UnitTensors& units) {
   norm_backward(context(), family_->norm_kind(), stream, head.slice(hg, 0),
                 layernorm ? head.slice(hg, 1) : Tensor(), dnorm, block_input(config_.n_layer),
                 head.slice(hp, 0), final_norm_);
+  if (keep_activations) return;
   logits_.reset();
   final_norm_ = NormSaved();
 }

@@ -31,7 +31,7 @@ class DecoderModel : public Model {
 
   void begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) override;
   void forward_unit(int unit, const UnitTensors& units) override;
-  void backward_unit(int unit, const UnitTensors& units) override;
+  void backward_unit(int unit, const UnitTensors& units, bool keep_activations) override;
   void end_micro_batch() override;
 
   void begin_decoding(int batch, int max_len) override;
@@ -50,9 +50,9 @@ class DecoderModel : public Model {
   // The LM head's weight (V, C) among the units' parameters (or gradients).
   Tensor head_weight(const UnitTensors& units, bool grads) const;
   void embedding_forward(const UnitTensors& units);
-  void embedding_backward(const UnitTensors& units);
+  void embedding_backward(const UnitTensors& units, bool keep_activations);
   void head_forward(const UnitTensors& units);
-  void head_backward(const UnitTensors& units);
+  void head_backward(const UnitTensors& units, bool keep_activations);
 
   ModelConfig config_;
   std::unique_ptr<Family> family_;

@@ -55,7 +55,7 @@ void check_model_gradients(const ModelConfig& c, bool checkpointing) {
     model.begin_micro_batch(batch, 1.0f, false);
     for (int u = 0; u < U; ++u) model.forward_unit(u, tensors);
     if (backward) {
-      for (int u = U - 1; u >= 0; --u) model.backward_unit(u, tensors);
+      for (int u = U - 1; u >= 0; --u) model.backward_unit(u, tensors, false);
     }
     model.end_micro_batch();
     return model.loss_sum();

@@ -32,6 +32,7 @@ struct Case {
   OptimizerConfig optimizer;
   DType dtype = DType::f32;
   bool checkpointing = false;
+  float clip_grad = 0.0f;
 };
 
 void run_and_compare(const Case& k) {
@@ -41,6 +42,8 @@ void run_and_compare(const Case& k) {
   EngineOptions options;
   options.optimizer = k.optimizer;
   options.dtype = k.dtype;
+  options.clip_grad = k.clip_grad;
+  options.loss_scale = LossScaleConfig{k.dtype == DType::f16, 1024.0f, 1000};
   Engine engine(*model, be, alloc, options);
   std::mt19937_64 rng(3);
   const int n = k.micro_batch * k.seq_len;
@@ -57,7 +60,8 @@ void run_and_compare(const Case& k) {
     engine.train_step(mbs, step);
   }
   const MemoryPrediction p = predict_memory(
-      k.config, RunShape{k.micro_batch, k.seq_len, k.dtype, k.checkpointing, k.optimizer});
+      k.config,
+      RunShape{k.micro_batch, k.seq_len, k.dtype, k.checkpointing, k.optimizer, k.clip_grad > 0});
   for (int i = 0; i < kMemoryCategoryCount; ++i) {
     const double measured = static_cast<double>(alloc.peak_by_category()[i]);
     const double predicted = static_cast<double>(p.peak_by_category[i]);
@@ -113,6 +117,33 @@ TEST_CASE("memory model predicts the measured peak within 1%: families x dtypes 
           CAPTURE(micro_batch);
           Case k{model, micro_batch, 40, 1, micro_batch == 1 ? adamw : sgd, dtype, checkpointing};
           run_and_compare(k);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("memory model predicts the measured peak within 1%: lomo and adalomo") {
+  OptimizerConfig lomo;
+  lomo.kind = OptimizerKind::lomo;
+  OptimizerConfig adalomo;
+  adalomo.kind = OptimizerKind::adalomo;
+  const std::vector<ModelConfig> models = {
+      shape(300, 48, 32, 3, 4, 96),                                // gpt2, tied embedding
+      shape(300, 48, 32, 3, 4, 88, ModelFamily::llama, 2, false),  // llama, untied
+  };
+  for (const ModelConfig& model : models) {
+    for (const OptimizerConfig& optimizer : {lomo, adalomo}) {
+      for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+        for (bool checkpointing : {false, true}) {
+          for (float clip : {0.0f, 1.0f}) {
+            CAPTURE(std::string(family_name(model.family)));
+            CAPTURE(std::string(optimizer_kind_name(optimizer.kind)));
+            CAPTURE(std::string(dtype_name(dtype)));
+            CAPTURE(checkpointing);
+            CAPTURE(clip);
+            run_and_compare(Case{model, 2, 40, 1, optimizer, dtype, checkpointing, clip});
+          }
         }
       }
     }
