@@ -4,10 +4,10 @@
 // Encoding: text is first cut at the tokenizer's literal tokens (the end-of-text token
 // "<|endoftext|>" and any other added_tokens of tokenizer.json), which become their ids,
 // as `tokenizers` does; each piece between them is split into pre-tokens by GPT-2's regex
-//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-// (see gpt2_pretoken_end), each pre-token's bytes become the symbols of GPT-2's
-// bytes_to_unicode table, and merges are applied lowest rank first. Every byte has a
-// symbol, so any text encodes, invalid UTF-8 included, and decode(encode(text)) == text.
+// (gpt2_pretoken_end, io/gpt2_pretokenizer.h), each pre-token's bytes become the symbols
+// of GPT-2's bytes_to_unicode table, and merges are applied lowest rank first. Every byte
+// has a symbol, so any text encodes, invalid UTF-8 included, and
+// decode(encode(text)) == text.
 //
 // Immutable after construction; safe to share between threads.
 #pragma once
@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/gpt2_pretokenizer.h"  // gpt2_pretoken_end, part of this API
 #include "io/tokenizer.h"
 
 namespace llmft::io {
@@ -72,11 +73,5 @@ class BpeTokenizer final : public Tokenizer {
   int32_t eot_token_ = -1;
   bool add_prefix_space_ = false;  // ByteLevel's option: " " before text not starting so
 };
-
-// The end of the GPT-2 pre-token that starts at text[begin]: the regex above, matched
-// over UTF-8 code points with the classes of io/unicode_classes.h. A byte that is not
-// valid UTF-8 counts as a character of class other.
-// REQUIRES: begin < text.size()
-size_t gpt2_pretoken_end(std::string_view text, size_t begin);
 
 }  // namespace llmft::io

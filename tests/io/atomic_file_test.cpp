@@ -9,24 +9,15 @@
 #include <string>
 
 #include "core/error.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using llmft::Error;
 using llmft::io::AtomicFile;
 using llmft::io::write_file_atomically;
+using llmft::testing::TempDir;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-struct TempDir {
-  fs::path path =
-      fs::temp_directory_path() / ("llmft_atomic_file_test_" + std::to_string(::getpid()));
-  TempDir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -37,7 +28,7 @@ std::string read_all(const fs::path& path) {
 
 TEST_CASE("AtomicFile makes the contents visible only on commit") {
   TempDir dir;
-  std::string path = (dir.path / "out.bin").string();
+  std::string path = dir.file("out.bin");
   {
     AtomicFile file(path);
     CHECK(file.temp_path() == path + ".tmp." + std::to_string(::getpid()));
@@ -56,7 +47,7 @@ TEST_CASE("AtomicFile makes the contents visible only on commit") {
 
 TEST_CASE("AtomicFile without commit removes the temp file and keeps the old contents") {
   TempDir dir;
-  std::string path = (dir.path / "out.txt").string();
+  std::string path = dir.file("out.txt");
   write_file_atomically(path, "old");
   std::string temp_path;
   {
@@ -66,12 +57,12 @@ TEST_CASE("AtomicFile without commit removes the temp file and keeps the old con
   }
   CHECK_FALSE(fs::exists(temp_path));
   CHECK(read_all(path) == "old");
-  CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
 }
 
 TEST_CASE("write_file_atomically replaces the file") {
   TempDir dir;
-  std::string path = (dir.path / "config.json").string();
+  std::string path = dir.file("config.json");
   write_file_atomically(path, "{\"a\":1}");
   write_file_atomically(path, std::string("x\0y", 3));
   CHECK(read_all(path) == std::string("x\0y", 3));
@@ -79,7 +70,7 @@ TEST_CASE("write_file_atomically replaces the file") {
 
 TEST_CASE("AtomicFile errors name the path and the system error") {
   TempDir dir;
-  std::string path = (dir.path / "missing_dir" / "out.bin").string();
+  std::string path = dir.file("missing_dir/out.bin");
   try {
     AtomicFile file(path);
     FAIL("expected AtomicFile to throw");
@@ -90,7 +81,7 @@ TEST_CASE("AtomicFile errors name the path and the system error") {
   }
 
   // Renaming a file over a non-empty directory fails at commit.
-  std::string directory_path = (dir.path / "occupied").string();
+  std::string directory_path = dir.file("occupied");
   fs::create_directories(fs::path(directory_path) / "child");
   std::string temp_path;
   try {

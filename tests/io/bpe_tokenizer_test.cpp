@@ -2,22 +2,23 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
+#include "io/gpt2_pretokenizer.h"
 #include "io/json.h"
 #include "io/tokenizer.h"
+#include "tests/support/temp_dir.h"
 
 namespace llmft::io {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::TempDir;
 
 // GPT-2's bytes_to_unicode as its encoder.py states it: the printable bytes keep their
 // code point, the others take 256, 257, ... in byte order. Written apart from the
@@ -127,28 +128,12 @@ struct TinyBpe {
   }
 };
 
-// A directory for tokenizer files under the system temp directory, removed with them.
-struct TokenizerFiles {
-  fs::path dir = fs::temp_directory_path() / ("llmft_bpe_test_" + std::to_string(::getpid()));
-
-  TokenizerFiles() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TokenizerFiles() { fs::remove_all(dir); }
-
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string path = (dir / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-  // vocab.json + merges.txt; returns the directory.
-  std::string write_gpt2_files(const TinyBpe& bpe) const {
-    write("vocab.json", bpe.vocab().dump());
-    write("merges.txt", bpe.merges_txt());
-    return dir.string();
-  }
-};
+// Writes `bpe` as GPT-2's vocab.json + merges.txt into `dir`; returns the directory.
+std::string write_gpt2_files(const TempDir& dir, const TinyBpe& bpe) {
+  dir.write("vocab.json", bpe.vocab().dump());
+  dir.write("merges.txt", bpe.merges_txt());
+  return dir.path().string();
+}
 
 std::vector<std::string> pretokens(std::string_view text) {
   std::vector<std::string> pieces;
@@ -201,24 +186,24 @@ TEST_CASE("GPT-2 pre-tokenization treats bytes that are not UTF-8 as punctuation
 }
 
 TEST_CASE("BPE applies merges lowest rank first, leftmost among equals") {
-  TokenizerFiles files;
+  TempDir files;
   const TinyBpe ab_first{{{"a", "b"}, {"b", "c"}}};
-  CHECK(BpeTokenizer(files.write_gpt2_files(ab_first)).encode("abc") ==
+  CHECK(BpeTokenizer(write_gpt2_files(files, ab_first)).encode("abc") ==
         std::vector<int32_t>{ab_first.id("ab"), 'c'});
   const TinyBpe bc_first{{{"b", "c"}, {"a", "b"}}};
-  CHECK(BpeTokenizer(files.write_gpt2_files(bc_first)).encode("abc") ==
+  CHECK(BpeTokenizer(write_gpt2_files(files, bc_first)).encode("abc") ==
         std::vector<int32_t>{'a', bc_first.id("bc")});
 
   const TinyBpe doubling{{{"a", "a"}, {"aa", "aa"}}};
-  const BpeTokenizer tok(files.write_gpt2_files(doubling));
+  const BpeTokenizer tok(write_gpt2_files(files, doubling));
   CHECK(tok.encode("aaa") == std::vector<int32_t>{doubling.id("aa"), 'a'});
   CHECK(tok.encode("aaaaa") == std::vector<int32_t>{doubling.id("aaaa"), 'a'});
 }
 
 TEST_CASE("BPE merges byte symbols within pre-tokens, never across them") {
-  TokenizerFiles files;
+  TempDir files;
   const TinyBpe bpe{{{" ", "t"}, {"h", "e"}, {" t", "he"}, {"\xC3", "\xA9"}, {"e", " "}}};
-  const BpeTokenizer tok(files.write_gpt2_files(bpe));
+  const BpeTokenizer tok(write_gpt2_files(files, bpe));
   CHECK(tok.encode(" the the") == std::vector<int32_t>{bpe.id(" the"), bpe.id(" the")});
   CHECK(tok.encode("the") == std::vector<int32_t>{'t', bpe.id("he")});
   // "é" is two bytes whose symbols merge; "e " would merge but spans two pre-tokens.
@@ -227,8 +212,8 @@ TEST_CASE("BPE merges byte symbols within pre-tokens, never across them") {
 }
 
 TEST_CASE("BPE encodes every byte by its byte-level symbol and decodes it back") {
-  TokenizerFiles files;
-  const BpeTokenizer tok(files.write_gpt2_files(TinyBpe{}));
+  TempDir files;
+  const BpeTokenizer tok(write_gpt2_files(files, TinyBpe{}));
   CHECK(tok.vocab_size() == 257);
   CHECK(tok.eot_token() == 256);
   std::string all_bytes;
@@ -243,9 +228,9 @@ TEST_CASE("BPE encodes every byte by its byte-level symbol and decodes it back")
 }
 
 TEST_CASE("BPE turns the literal end-of-text text into its token and decodes it as a newline") {
-  TokenizerFiles files;
+  TempDir files;
   const TinyBpe bpe{{{"a", "b"}}};
-  const BpeTokenizer tok(files.write_gpt2_files(bpe));
+  const BpeTokenizer tok(write_gpt2_files(files, bpe));
   const int32_t eot = bpe.id("<|endoftext|>");
   CHECK(tok.eot_token() == eot);
   CHECK(tok.encode("ab<|endoftext|><|endoftext|>b") ==
@@ -256,15 +241,15 @@ TEST_CASE("BPE turns the literal end-of-text text into its token and decodes it 
 }
 
 TEST_CASE("BPE reads tokenizer.json and vocab.json + merges.txt alike") {
-  TokenizerFiles files;
+  TempDir files;
   const TinyBpe bpe{{{" ", "t"}, {"h", "e"}, {" t", "he"}, {"\n", "\n"}}};
   const std::string text = "the theme\n\n\nof<|endoftext|> the  end";
-  const std::vector<int32_t> expected = BpeTokenizer(files.write_gpt2_files(bpe)).encode(text);
+  const std::vector<int32_t> expected = BpeTokenizer(write_gpt2_files(files, bpe)).encode(text);
   const int32_t the = bpe.id(" the"), eot = bpe.id("<|endoftext|>");
   CHECK(expected == std::vector<int32_t>{'t', bpe.id("he"), the, 'm', 'e', bpe.id("\n\n"), '\n',
                                          'o', 'f', eot, the, ' ', ' ', 'e', 'n', 'd'});
 
-  const std::string vocab_path = (files.dir / "vocab.json").string();
+  const std::string vocab_path = files.file("vocab.json");
   CHECK(BpeTokenizer(vocab_path).encode(text) == expected);
   // Megatron's names, a merges file without "#version" and with CRLF line ends.
   files.write("gpt2-vocab.json", bpe.vocab().dump());
@@ -272,7 +257,7 @@ TEST_CASE("BPE reads tokenizer.json and vocab.json + merges.txt alike") {
   for (const auto& [left, right] : bpe.merges)
     crlf_merges += symbols(left) + " " + symbols(right) + "\r\n";
   files.write("gpt2-merges.txt", crlf_merges);
-  CHECK(BpeTokenizer((files.dir / "gpt2-vocab.json").string()).encode(text) == expected);
+  CHECK(BpeTokenizer(files.file("gpt2-vocab.json")).encode(text) == expected);
 
   for (bool merges_as_pairs : {true, false}) {
     const std::string json_path =
@@ -284,12 +269,12 @@ TEST_CASE("BPE reads tokenizer.json and vocab.json + merges.txt alike") {
   }
   // A directory prefers tokenizer.json.
   files.write("tokenizer.json", bpe.tokenizer_json(true).dump());
-  fs::remove(files.dir / "merges.txt");
-  CHECK(BpeTokenizer(files.dir.string()).encode(text) == expected);
+  fs::remove(files.path() / "merges.txt");
+  CHECK(BpeTokenizer(files.path().string()).encode(text) == expected);
 }
 
 TEST_CASE("BPE puts a space before each piece of text with ByteLevel's add_prefix_space") {
-  TokenizerFiles files;
+  TempDir files;
   const TinyBpe bpe{{{" ", "a"}}};
   Json json = bpe.tokenizer_json(true);
   Json pre_tokenizer = json.at("pre_tokenizer");
@@ -326,9 +311,9 @@ Json tokenizer_json_with(const TinyBpe& bpe, const std::string& key, Json value)
 }
 
 TEST_CASE("BPE refuses malformed vocab.json and merges.txt, naming the file") {
-  TokenizerFiles files;
+  TempDir files;
   const TinyBpe bpe{{{"a", "b"}}};
-  const std::string dir = files.dir.string();
+  const std::string dir = files.path().string();
   const auto load_dir = [&] { BpeTokenizer tok(dir); };
 
   CHECK(load_error(load_dir).find("holds neither tokenizer.json nor vocab.json") !=
@@ -387,7 +372,7 @@ TEST_CASE("BPE refuses malformed vocab.json and merges.txt, naming the file") {
 }
 
 TEST_CASE("BPE refuses tokenizer.json files it cannot tokenize as Hugging Face does") {
-  TokenizerFiles files;
+  TempDir files;
   const TinyBpe bpe{{{"a", "b"}}};
   const auto message_for = [&](const Json& json) {
     const std::string path = files.write("tokenizer.json", json.dump());
@@ -420,15 +405,15 @@ TEST_CASE("BPE refuses tokenizer.json files it cannot tokenize as Hugging Face d
 }
 
 TEST_CASE("make_tokenizer builds a BPE from bpe:PATH or a plain path") {
-  TokenizerFiles files;
-  const std::string dir = files.write_gpt2_files(TinyBpe{{{"a", "b"}}});
+  TempDir files;
+  const std::string dir = write_gpt2_files(files, TinyBpe{{{"a", "b"}}});
   const std::string json_path =
       files.write("tok.json", TinyBpe{{{"a", "b"}}}.tokenizer_json(true).dump());
   CHECK(make_tokenizer("bpe:" + dir)->name() == "bpe:" + dir);
   CHECK(make_tokenizer(dir)->encode("ab") == std::vector<int32_t>{256});
   CHECK(make_tokenizer(json_path)->encode("ab") == std::vector<int32_t>{256});
   const fs::path working_dir = fs::current_path();
-  fs::current_path(files.dir);
+  fs::current_path(files.path());
   CHECK(make_tokenizer("tok.json")->vocab_size() == 258);
   fs::current_path(working_dir);
 

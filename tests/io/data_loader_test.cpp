@@ -2,9 +2,6 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -13,33 +10,32 @@
 #include "core/error.h"
 #include "io/byte_tokenizer.h"
 #include "io/prepare.h"
+#include "tests/support/temp_dir.h"
 
 namespace llmft::io {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::TempDir;
 
 // A token file whose token i is i, so every window is recognisable by its first input.
 struct CountingTokenFile {
-  fs::path path =
-      fs::temp_directory_path() / ("llmft_data_loader_test_" + std::to_string(::getpid()) + ".tok");
+  TempDir dir;
+  std::string path = dir.file("counting.tok");
   explicit CountingTokenFile(int tokens) {
     std::vector<int32_t> ids(tokens);
     for (int i = 0; i < tokens; ++i) ids[i] = i;
-    write_token_file(path.string(), ids, 65536);
+    write_token_file(path, ids, 65536);
   }
-  ~CountingTokenFile() { fs::remove(path); }
-  TokenFile open() const { return TokenFile(path.string()); }
+  TokenFile open() const { return TokenFile(path); }
 };
 
 // A token file written from explicit tokens and loss mask, removed at the end.
 struct MaskedTokenFile {
-  fs::path path = fs::temp_directory_path() /
-                  ("llmft_data_loader_test_masked_" + std::to_string(::getpid()) + ".tok");
+  TempDir dir;
+  std::string path = dir.file("masked.tok");
   MaskedTokenFile(const std::vector<int32_t>& tokens, const std::vector<uint8_t>& loss_mask) {
-    write_token_file(path.string(), tokens, 257, loss_mask);
+    write_token_file(path, tokens, 257, loss_mask);
   }
-  ~MaskedTokenFile() { fs::remove(path); }
 };
 
 // The message of the Error that `make` throws, or "" when it throws none.
@@ -180,7 +176,7 @@ TEST_CASE("a file too short for one window is an error naming it and what to do"
     FAIL("expected an Error");
   } catch (const Error& error) {
     const std::string message = error.what();
-    CHECK(message.find(tokens.path.string()) != std::string::npos);
+    CHECK(message.find(tokens.path) != std::string::npos);
     CHECK(message.find("8 tokens") != std::string::npos);
     CHECK(message.find("seq_len 8") != std::string::npos);
     CHECK(message.find("--seq-len") != std::string::npos);
@@ -204,14 +200,12 @@ TEST_CASE("evaluation batches are the first windows in file order") {
 }
 
 TEST_CASE("prompt tokens are masked end to end: prepare, then exactly those targets are -1") {
-  const fs::path dir =
-      fs::temp_directory_path() / ("llmft_data_loader_test_prepare_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string input = (dir / "instruct.jsonl").string();
-  const std::string output = (dir / "instruct.tok").string();
-  std::ofstream(input) << "{\"prompt\": \"Q1\", \"response\": \"ab\"}\n"
-                       << "{\"prompt\": \"Q22\", \"response\": \"c\"}\n"
-                       << "{\"text\": \"xy\"}\n";
+  TempDir dir;
+  const std::string input = dir.write("instruct.jsonl",
+                                      "{\"prompt\": \"Q1\", \"response\": \"ab\"}\n"
+                                      "{\"prompt\": \"Q22\", \"response\": \"c\"}\n"
+                                      "{\"text\": \"xy\"}\n");
+  const std::string output = dir.file("instruct.tok");
   prepare_token_file(input, output, ByteTokenizer(), false);
   // Tokens:  Q 1 a b EOT | Q 2 2 c EOT | x y EOT   (13 tokens, 3 windows of 4)
   // Targets: 0 0 1 1 1   | 0 0 0 1 1   | 1 1 1
@@ -245,13 +239,12 @@ TEST_CASE("prompt tokens are masked end to end: prepare, then exactly those targ
                              shuffled.targets.begin() + 4 * row + 4);
   }
   for (size_t row = 0; row < 3; ++row) CHECK(targets_by_inputs[inputs[row]] == targets[row]);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a window with every target masked is fine") {
   // Window 0 predicts tokens 1..4, all prompt; window 1 predicts 5..8, of which 8 is a target.
   const MaskedTokenFile tokens({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {0, 0, 0, 0, 0, 0, 0, 0, 1, 1});
-  const TokenFile file(tokens.path.string());
+  const TokenFile file(tokens.path);
   const std::vector<Batch> batches = evaluation_batches(file, 4, 2, 2);
   REQUIRE(batches.size() == 1);
   CHECK(batches[0].targets == std::vector<int32_t>{-1, -1, -1, -1, -1, -1, -1, 9});
@@ -261,9 +254,9 @@ TEST_CASE("a window with every target masked is fine") {
 
 TEST_CASE("a file without any training target in its windows is an error naming it") {
   const MaskedTokenFile none({1, 2, 3, 4, 5}, {0, 0, 0, 0, 0});
-  const TokenFile file(none.path.string());
+  const TokenFile file(none.path);
   std::string message = error_of([&] { DataLoader(file, 2, 0); });
-  CHECK(contains(message, none.path.string()));
+  CHECK(contains(message, none.path));
   CHECK(contains(message, "has no training target"));
   CHECK(contains(message, "llmft prepare"));
   CHECK(contains(error_of([&] { evaluation_batches(file, 2, 1, 1); }), "has no training target"));
@@ -272,9 +265,9 @@ TEST_CASE("a file without any training target in its windows is an error naming 
 TEST_CASE("targets only outside the windows are none: a shorter seq_len may reach them") {
   // Windows of 2 predict tokens 1..4; tokens 0 and 5 are the only targets.
   const MaskedTokenFile outside({1, 2, 3, 4, 5, 6}, {1, 0, 0, 0, 0, 1});
-  const TokenFile file(outside.path.string());
+  const TokenFile file(outside.path);
   const std::string message = error_of([&] { DataLoader(file, 2, 0); });
-  CHECK(contains(message, outside.path.string()));
+  CHECK(contains(message, outside.path));
   CHECK(contains(message, "inside its windows of seq_len 2"));
   CHECK(contains(message, "--seq-len"));
   CHECK(DataLoader(file, 5, 0).num_windows() == 1);  // one window predicting tokens 1..5

@@ -1,7 +1,6 @@
 #include "io/metrics.h"
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,23 +8,15 @@
 #include <string>
 
 #include "core/error.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using llmft::Error;
 using llmft::io::Json;
 using llmft::io::MetricsWriter;
+using llmft::testing::TempDir;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("llmft_metrics_test_" + std::to_string(::getpid()));
-  TempDir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -36,7 +27,7 @@ std::string read_all(const fs::path& path) {
 
 TEST_CASE("MetricsWriter writes one flushed JSON line per call") {
   TempDir dir;
-  std::string path = (dir.path / "metrics.jsonl").string();
+  std::string path = dir.file("metrics.jsonl");
   MetricsWriter writer(path);
   CHECK(writer.enabled());
   CHECK(writer.path() == path);
@@ -49,7 +40,7 @@ TEST_CASE("MetricsWriter writes one flushed JSON line per call") {
 
 TEST_CASE("MetricsWriter appends to an existing file") {
   TempDir dir;
-  std::string path = (dir.path / "metrics.jsonl").string();
+  std::string path = dir.file("metrics.jsonl");
   MetricsWriter(path).write(Json::object({{"step", Json::number(1)}}));
   MetricsWriter(path).write(Json::object({{"step", Json::number(2)}}));
   CHECK(read_all(path) == "{\"step\":1}\n{\"step\":2}\n");
@@ -63,11 +54,11 @@ TEST_CASE("MetricsWriter with an empty path is disabled") {
 
 TEST_CASE("MetricsWriter errors name the path") {
   TempDir dir;
-  std::string path = (dir.path / "missing_dir" / "metrics.jsonl").string();
+  std::string path = dir.file("missing_dir/metrics.jsonl");
   std::string expected = "cannot open metrics file " + path + ": No such file or directory";
   CHECK_THROWS_WITH_AS(MetricsWriter{path}, doctest::Contains(expected.c_str()), Error);
 
-  MetricsWriter writer((dir.path / "metrics.jsonl").string());
+  MetricsWriter writer(dir.file("metrics.jsonl"));
   CHECK_THROWS_WITH_AS(writer.write(Json::number(1)),
                        doctest::Contains("must be a JSON object, got number"), Error);
 }

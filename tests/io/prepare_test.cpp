@@ -2,28 +2,20 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "io/byte_tokenizer.h"
 #include "io/token_file.h"
+#include "tests/support/temp_dir.h"
 
 namespace llmft::io {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh directory under the system temp directory, removed with its contents.
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("llmft_prepare_test_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using testing::TempDir;
 
 std::vector<int32_t> read_all(const std::string& path) {
   const TokenFile file(path);
@@ -42,8 +34,7 @@ std::vector<int> targets_of(const std::string& path) {
 
 TEST_CASE("prepare joins the encoded documents with EOT after each one") {
   TempDir dir;
-  const std::string input = dir.file("corpus.jsonl");
-  std::ofstream(input) << "{\"text\": \"ab\"}\n{\"text\": \"c\"}\n";
+  const std::string input = dir.write("corpus.jsonl", "{\"text\": \"ab\"}\n{\"text\": \"c\"}\n");
   const std::string output = dir.file("corpus.tok");
   const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer(), false);
   CHECK(stats.documents == 2);
@@ -57,10 +48,10 @@ TEST_CASE("prepare joins the encoded documents with EOT after each one") {
 
 TEST_CASE("prepare masks prompt tokens out of the loss and keeps the response and its EOT") {
   TempDir dir;
-  const std::string input = dir.file("instruct.jsonl");
-  std::ofstream(input) << "{\"prompt\": \"Q?\", \"response\": \"A\"}\n"
-                       << "{\"text\": \"t\"}\n"
-                       << "{\"prompt\": \"P\", \"response\": \"\"}\n";
+  const std::string input = dir.write("instruct.jsonl",
+                                      "{\"prompt\": \"Q?\", \"response\": \"A\"}\n"
+                                      "{\"text\": \"t\"}\n"
+                                      "{\"prompt\": \"P\", \"response\": \"\"}\n");
   const std::string output = dir.file("instruct.tok");
   const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer(), false);
   CHECK(stats.documents == 3);
@@ -90,8 +81,7 @@ TEST_CASE("the bundled instruction dataset prepares with its prompts masked") {
 
 TEST_CASE("prepare of a plain text file writes one document and its EOT") {
   TempDir dir;
-  const std::string input = dir.file("corpus.txt");
-  std::ofstream(input) << "Hi\n";
+  const std::string input = dir.write("corpus.txt", "Hi\n");
   const std::string output = dir.file("corpus.tok");
   const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer(), true);
   CHECK(stats.documents == 1);
@@ -102,13 +92,11 @@ TEST_CASE("prepare of a plain text file writes one document and its EOT") {
 
 TEST_CASE("prepare of bad input throws and writes nothing") {
   TempDir dir;
-  const std::string input = dir.file("bad.jsonl");
-  std::ofstream(input) << "not json\n";
+  const std::string input = dir.write("bad.jsonl", "not json\n");
   CHECK_THROWS_AS(prepare_token_file(input, dir.file("bad.tok"), ByteTokenizer(), false), Error);
   CHECK_FALSE(fs::exists(dir.file("bad.tok")));
 
-  const std::string blank = dir.file("blank.jsonl");
-  std::ofstream(blank) << "\n\n";
+  const std::string blank = dir.write("blank.jsonl", "\n\n");
   try {
     prepare_token_file(blank, dir.file("blank.tok"), ByteTokenizer(), false);
     FAIL("expected an Error");

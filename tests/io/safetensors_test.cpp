@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "io/json.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using llmft::Error;
@@ -19,19 +20,9 @@ using llmft::io::SafeTensor;
 using llmft::io::safetensors_dtype_size;
 using llmft::io::SafetensorsFile;
 using llmft::io::write_safetensors;
+using llmft::testing::TempDir;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-struct TempDir {
-  fs::path path =
-      fs::temp_directory_path() / ("llmft_safetensors_test_" + std::to_string(::getpid()));
-  TempDir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -104,7 +95,7 @@ TEST_CASE("safetensors_dtype_size knows the safetensors dtypes") {
 
 TEST_CASE("write_safetensors then SafetensorsFile reads the same tensors") {
   TempDir dir;
-  std::string path = (dir.path / "model.safetensors").string();
+  std::string path = dir.file("model.safetensors");
   std::vector<SafeTensor> tensors = {
       {"model.norm.weight", "F16", {3}, {1, 2, 3, 4, 5, 6}},
       {"model.embed_tokens.weight", "F32", {2, 3}, bytes_of<float>({1, 2, 3, 4, 5, 6.5f})},
@@ -146,7 +137,7 @@ TEST_CASE("write_safetensors then SafetensorsFile reads the same tensors") {
 
 TEST_CASE("write_safetensors without tensors or metadata") {
   TempDir dir;
-  std::string path = (dir.path / "empty.safetensors").string();
+  std::string path = dir.file("empty.safetensors");
   write_safetensors(path, {});
   CHECK(read_all(path) == safetensors_bytes("{}", ""));
   SafetensorsFile file(path);
@@ -156,7 +147,7 @@ TEST_CASE("write_safetensors without tensors or metadata") {
 
 TEST_CASE("write_safetensors rejects bad tensors, naming the file and the tensor") {
   TempDir dir;
-  std::string path = (dir.path / "bad.safetensors").string();
+  std::string path = dir.file("bad.safetensors");
   std::string message = write_error(path, {{"w", "F32", {2, 2}, std::vector<uint8_t>(15)}});
   CHECK(contains(message, path));
   CHECK(contains(message, "tensor \"w\" has 15 bytes, but dtype F32 and shape [2, 2] need 16"));
@@ -177,7 +168,7 @@ TEST_CASE("write_safetensors rejects bad tensors, naming the file and the tensor
 
 TEST_CASE("SafetensorsFile rejects truncated files, naming the file") {
   TempDir dir;
-  fs::path path = dir.path / "model.safetensors";
+  fs::path path = dir.path() / "model.safetensors";
   write_safetensors(path.string(), {{"w", "F32", {4}, std::vector<uint8_t>(16, 7)}});
   std::string whole = read_all(path);
 
@@ -196,14 +187,14 @@ TEST_CASE("SafetensorsFile rejects truncated files, naming the file") {
   CHECK(contains(message, path.string()));
   CHECK(contains(message, "is 5 bytes, too short"));
 
-  message = open_error(dir.path / "missing.safetensors");
+  message = open_error(dir.path() / "missing.safetensors");
   CHECK(contains(message, "cannot open safetensors file"));
   CHECK(contains(message, "No such file or directory"));
 }
 
 TEST_CASE("SafetensorsFile validates the header") {
   TempDir dir;
-  fs::path path = dir.path / "bad.safetensors";
+  fs::path path = dir.path() / "bad.safetensors";
   std::string data(16, '\0');
   auto check_error = [&](const std::string& header, const std::string& bytes,
                          const std::string& expected) {
@@ -244,7 +235,7 @@ TEST_CASE("SafetensorsFile validates the header") {
 
 TEST_CASE("SafetensorsFile::at names the file and the tensor") {
   TempDir dir;
-  std::string path = (dir.path / "model.safetensors").string();
+  std::string path = dir.file("model.safetensors");
   write_safetensors(path, {{"w", "U8", {2}, {1, 2}}});
   SafetensorsFile file(path);
   std::string expected = "safetensors file " + path + " has no tensor \"lm_head.weight\"";

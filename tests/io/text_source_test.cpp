@@ -2,32 +2,17 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
+#include "tests/support/temp_dir.h"
 
 namespace llmft::io {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A fresh directory under the system temp directory, removed with its contents.
-struct TempDir {
-  fs::path path =
-      fs::temp_directory_path() / ("llmft_text_source_test_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& content) const {
-    const std::string file = (path / name).string();
-    std::ofstream(file, std::ios::binary) << content;
-    return file;
-  }
-};
+using testing::TempDir;
 
 std::string error_of(const std::string& path) {
   try {
@@ -150,7 +135,7 @@ TEST_CASE("a prompt/response line needs both fields, as strings, and no \"text\"
 
 TEST_CASE("an input with no documents or no text is an empty dataset, named") {
   TempDir dir;
-  const std::string missing = (dir.path / "missing.txt").string();
+  const std::string missing = dir.file("missing.txt");
   CHECK(contains(error_of(missing), missing));
 
   const std::string empty_text = dir.write("empty.txt", "");
@@ -173,7 +158,7 @@ TEST_CASE("an input with no documents or no text is an empty dataset, named") {
   CHECK(contains(message, empty_strings + "' holds no text"));
   CHECK(contains(message, "the dataset is empty"));
 
-  CHECK(contains(error_of(dir.path.string()), "is a directory"));
+  CHECK(contains(error_of(dir.path().string()), "is a directory"));
 }
 
 }  // namespace

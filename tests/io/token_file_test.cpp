@@ -2,7 +2,6 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,20 +11,13 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tests/support/temp_dir.h"
 
 namespace llmft::io {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh directory under the system temp directory, removed with its contents.
-struct TempDir {
-  fs::path path =
-      fs::temp_directory_path() / ("llmft_token_file_test_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using testing::TempDir;
 
 std::string error_of(const std::string& path) {
   try {
@@ -239,7 +231,7 @@ TEST_CASE("a loss mask that does not fit the tokens is refused before anything i
   TempDir dir;
   CHECK_THROWS_AS(write_token_file(dir.file("short.tok"), {1, 2, 3}, 257, {1, 0}), Error);
   CHECK_THROWS_AS(write_token_file(dir.file("two.tok"), {1, 2, 3}, 257, {1, 2, 0}), Error);
-  CHECK(fs::is_empty(dir.path));
+  CHECK(fs::is_empty(dir.path()));
 }
 
 TEST_CASE("an empty token list gives a header-only file") {
@@ -287,12 +279,12 @@ TEST_CASE("a failed write leaves no file behind and keeps the old one") {
   const std::string path = dir.file("atomic.tok");
   // Token 300 is outside a 257-token vocabulary: the write fails after it started.
   CHECK_THROWS_AS(write_token_file(path, {1, 2, 300}, 257), Error);
-  CHECK(fs::is_empty(dir.path));
+  CHECK(fs::is_empty(dir.path()));
 
   write_token_file(path, {1, 2, 3}, 257);
   CHECK_THROWS_AS(write_token_file(path, {1, 2, -1}, 257), Error);
   CHECK(TokenFile(path).size() == 3);
-  CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
 
   CHECK_THROWS_AS(write_token_file(dir.file("no_such_dir/x.tok"), {1}, 257), Error);
 }
