@@ -1,0 +1,71 @@
+// Communicator: collectives over a group of ranks (the world, a data-parallel group, a
+// tensor-parallel group), on device tensors (host memory on CPU, device memory with
+// NCCL). Every collective is non-blocking: it returns a CommRequest to wait on, so
+// communication can overlap compute; the blocking form is start-then-wait.
+//
+// A wait polls for completion. It gives up with an llmft::Error naming the collective and
+// the context (e.g. "step 12") after the timeout, and it fails at once, naming the rank,
+// when another rank has reported a failure (report_failure), so that no rank waits
+// forever for a peer that died.
+//
+// Per-collective counters (calls and bytes this rank sent into each collective) are
+// readable for tests and metrics.
+//
+// Thread-safety: one thread per Communicator.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace llmft {
+
+enum class ReduceOp { sum, max };
+
+enum class Collective { all_reduce, reduce_scatter, all_gather, broadcast };
+constexpr int kCollectiveCount = 4;
+const char* collective_name(Collective c);
+
+struct CollectiveCounter {
+  int64_t calls = 0;
+  int64_t bytes = 0;  // payload bytes of this rank's input buffer
+};
+using CommCounters = std::array<CollectiveCounter, kCollectiveCount>;
+
+class CommRequest {
+ public:
+  virtual ~CommRequest() = default;
+  // Blocks until the collective completes (see the timeout and failure rules above).
+  virtual void wait() = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // In place; data is f32, bf16 or fp16 (sum and max in f32 arithmetic per element).
+  virtual std::unique_ptr<CommRequest> all_reduce(Tensor data, ReduceOp op) = 0;
+  // Sum over ranks of send (size() * n elements), rank r receives block r (n elements).
+  // REQUIRES: send.numel() == size() * recv.numel(), same dtype.
+  virtual std::unique_ptr<CommRequest> reduce_scatter(Tensor send, Tensor recv) = 0;
+  // recv (size() * n elements) = every rank's send (n elements), in rank order.
+  virtual std::unique_ptr<CommRequest> all_gather(Tensor send, Tensor recv) = 0;
+  virtual std::unique_ptr<CommRequest> broadcast(Tensor data, int root) = 0;
+  virtual void barrier() = 0;
+
+  // A new communicator of the ranks that pass the same color, ordered by key (as
+  // MPI_Comm_split). Collective over this communicator's ranks.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+
+  // What a timed-out or failed wait names as the place, e.g. "step 12".
+  virtual void set_context(const std::string& context) = 0;
+  virtual const CommCounters& counters() const = 0;
+  virtual void reset_counters() = 0;
+};
+
+}  // namespace llmft
