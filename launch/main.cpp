@@ -1,14 +1,18 @@
 // The llmft executable: initialises MPI, dispatches to a subcommand, and is the one
-// place that catches errors: it prints "rank N: error: ..." and ends the whole job.
+// place that catches errors: it prints "rank N: error: ...", tells the other ranks
+// (so that a rank waiting in a collective names this one instead of hanging), and ends
+// the whole job.
 #include <cstdio>
 #include <exception>
 #include <string>
 
+#include "comm/failure_notice.h"
 #include "launch/commands.h"
 
 int main(int argc, char** argv) {
   llmft::MpiRuntime mpi(&argc, &argv);
   try {
+    llmft::init_failure_notices();
     llmft::Args args(argv + 1, argv + argc);
     std::string command = "train";
     if (!args.empty() && (args[0] == "train" || args[0] == "prepare" || args[0] == "generate")) {
@@ -21,6 +25,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: error: %s\n", mpi.rank(), e.what());
     std::fflush(stderr);
+    if (mpi.size() > 1) llmft::report_failure(e.what());
     mpi.abort(1);
   }
 }

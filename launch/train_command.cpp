@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
+#include "comm/mpi_communicator.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
 #include "core/error.h"
@@ -65,10 +67,6 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     if (mpi.rank() == 0) std::printf("%lld\n", static_cast<long long>(parameter_count(config)));
     return 0;
   }
-  LLMFT_REQUIRE(mpi.size() == 1,
-                "this build trains on one rank only (the job has "
-                    << mpi.size() << "); data and tensor parallelism are not available yet, so "
-                    << "run with mpirun -np 1 rather than train each rank on its own");
   LLMFT_REQUIRE(o.seq_len <= config.max_seq_len,
                 "--seq-len " << o.seq_len << " is longer than the context of --model "
                              << config.name << " (" << config.max_seq_len
@@ -116,6 +114,15 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << "; lower --micro-batch (use --grad-accum to keep the batch) or --seq-len, "
                     << "or raise --device-memory");
 
+  // Every rank is a data-parallel replica (ZeRO stages and tensor parallelism: later).
+  std::unique_ptr<MpiCommunicator> data_parallel;
+  if (mpi.size() > 1) {
+    data_parallel = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
+    engine_options.data_parallel = data_parallel.get();
+  }
+  const int dp = mpi.size(), dp_rank = mpi.rank();
+  const bool lead = mpi.rank() == 0;
+
   std::unique_ptr<Backend> backend = make_backend(o.device);
   if (o.threads > 0) backend->set_threads(o.threads);
   Allocator allocator(backend->memory(), budget);
@@ -128,16 +135,23 @@ int run_train(const Args& args, MpiRuntime& mpi) {
       engine.write_params(static_cast<int>(u), weights[u]);
   }
 
-  TrainReport report(o, config, predicted, loader.num_windows());
-  io::MetricsWriter metrics(o.metrics);
-  if (!val_batches.empty()) report.validation(0, engine.evaluate(views_of(val_batches)));
+  std::optional<TrainReport> report;
+  if (lead) report.emplace(o, config, predicted, loader.num_windows(), dp);
+  io::MetricsWriter metrics(lead ? o.metrics : "");
+  if (!val_batches.empty()) {
+    const double loss = engine.evaluate(views_of(val_batches));
+    if (report) report->validation(0, loss);
+  }
 
   const double flops_per_token = training_flops_per_token(config, o.seq_len);
-  const int windows_per_step = o.micro_batch * o.grad_accum;
+  // The global batch: grad_accum micro-steps of dp ranks x micro_batch windows; every
+  // rank draws the same windows and keeps its own part.
+  const int windows_per_step = o.micro_batch * o.grad_accum * dp;
   for (int step = 1; step <= o.steps; ++step) {
     std::vector<io::Batch> batches;
     for (int m = 0; m < o.grad_accum; ++m) {
-      batches.push_back(loader.next(windows_per_step, m * o.micro_batch, o.micro_batch));
+      const int first = (m * dp + dp_rank) * o.micro_batch;
+      batches.push_back(loader.next(windows_per_step, first, o.micro_batch));
     }
     const auto start = std::chrono::steady_clock::now();
     StepStats stats = engine.train_step(views_of(batches), step);
@@ -153,12 +167,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
         (step == o.steps || (o.eval_every > 0 && step % o.eval_every == 0))) {
       val_loss = engine.evaluate(views_of(val_batches));
     }
-    report.step(record, val_loss);
-    metrics.write(report.metrics_json(record, val_loss));
+    if (!report) continue;
+    report->step(record, val_loss);
+    metrics.write(report->metrics_json(record, val_loss));
   }
-  report.finish(allocator);
+  if (report) report->finish(allocator);
 
-  if (!o.save_dir.empty()) {
+  if (lead && !o.save_dir.empty()) {
     io::UnitValues weights;
     for (size_t u = 0; u < model->units().size(); ++u) {
       weights.push_back(engine.read_params(static_cast<int>(u)));

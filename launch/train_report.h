@@ -26,7 +26,7 @@ class TrainReport {
  public:
   // Prints the configuration lines.
   TrainReport(const TrainOptions& options, const ModelConfig& config,
-              const MemoryPrediction& predicted, size_t train_windows);
+              const MemoryPrediction& predicted, size_t train_windows, int data_parallel);
   void validation(int step, double loss);
   void step(const StepRecord& record, const std::optional<double>& val_loss);
   io::Json metrics_json(const StepRecord& record, const std::optional<double>& val_loss) const;

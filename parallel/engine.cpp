@@ -53,7 +53,7 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
   }
   work_ = std::make_unique<WorkingCopies>(be_, alloc_, stored_, fused);
   if (options_.trainable) {
-    norm_scalar_ = alloc_.allocate(sizeof(float), MemoryCategory::other, "gradient norm");
+    scalars_ = alloc_.allocate(2 * sizeof(float), MemoryCategory::other, "step scalars");
   }
 }
 
@@ -73,8 +73,9 @@ void Engine::forward() {
   }
 }
 
-void Engine::backward() {
+void Engine::backward(bool reduce) {
   const int n = static_cast<int>(model_.units().size());
+  std::vector<std::unique_ptr<CommRequest>> pending;
   for (int u = n - 1; u >= 0; --u) {
     const std::vector<int> units = units_read_by(u);
     work_->acquire_params(units);
@@ -82,13 +83,33 @@ void Engine::backward() {
     model_.backward_unit(u, work_->view(), false);
     work_->release_params(units);
     for (int x : units) {
-      if (model_.grads_completed_by(x) == u) work_->flush_grads(x);
+      if (model_.grads_completed_by(x) != u) continue;
+      work_->flush_grads(x);
+      if (reduce && options_.data_parallel) {
+        pending.push_back(options_.data_parallel->all_reduce(stored_.grads[x], ReduceOp::sum));
+      }
     }
   }
+  for (auto& request : pending) request->wait();
+}
+
+double Engine::sum_over_ranks(double value) {
+  if (!options_.data_parallel) return value;
+  Tensor scalar = scalars_.as(DType::f32, {2}).view(1, {1});
+  const float host = static_cast<float>(value);
+  be_.copy_to_device(scalar, &host);
+  options_.data_parallel->all_reduce(scalar, ReduceOp::sum)->wait();
+  float summed = 0.0f;
+  be_.copy_to_host(&summed, scalar);
+  return summed;
+}
+
+void Engine::all_reduce_grad(const Tensor& grad) {
+  if (options_.data_parallel) options_.data_parallel->all_reduce(grad, ReduceOp::sum)->wait();
 }
 
 double Engine::stored_grads_square_sum() {
-  Tensor sum = norm_scalar_.as(DType::f32, {1});
+  Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
   be_.fill(sum, 0.0f);
   for (const Tensor& g : stored_.grads) be_.sum_squares(sum, g);
   float value = 0.0f;
@@ -101,6 +122,10 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
   LLMFT_REQUIRE(!micro_batches.empty(), "internal: a step needs at least one micro-batch");
   StepStats stats;
   for (const MicroBatch& mb : micro_batches) stats.target_tokens += count_targets(mb);
+  if (options_.data_parallel) {
+    options_.data_parallel->set_context("step " + std::to_string(step));
+    stats.target_tokens = std::llround(sum_over_ranks(static_cast<double>(stats.target_tokens)));
+  }
   LLMFT_REQUIRE(stats.target_tokens > 0,
                 "step " << step
                         << " has no target tokens in its batch: every position is masked; "
@@ -124,13 +149,13 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
                                   StepStats stats) {
   const float loss_scale = stats.loss_scale / static_cast<float>(stats.target_tokens);
   for (const Tensor& g : stored_.grads) be_.fill(g, 0.0f);
-  for (const MicroBatch& mb : micro_batches) {
-    model_.begin_micro_batch(mb, loss_scale, false);
+  for (size_t m = 0; m < micro_batches.size(); ++m) {
+    model_.begin_micro_batch(micro_batches[m], loss_scale, false);
     forward();
-    backward();
+    backward(m + 1 == micro_batches.size());
     model_.end_micro_batch();
   }
-  stats.loss = model_.loss_sum() / static_cast<double>(stats.target_tokens);
+  stats.loss = sum_over_ranks(model_.loss_sum()) / static_cast<double>(stats.target_tokens);
   stats.grad_norm = std::sqrt(stored_grads_square_sum()) / stats.loss_scale;
   stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
   if (stats.skipped) return stats;
@@ -146,7 +171,7 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
 }
 
 double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep_activations) {
-  Tensor sum = norm_scalar_.as(DType::f32, {1});
+  Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
   be_.fill(sum, 0.0f);
   const std::vector<UnitLayout>& layouts = model_.units();
   for (int u = static_cast<int>(layouts.size()) - 1; u >= 0; --u) {
@@ -158,6 +183,7 @@ double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep
     for (int x : units) {
       if (model_.grads_completed_by(x) != u) continue;
       const Tensor& grad = work_->view().grads[x];
+      all_reduce_grad(grad);
       be_.sum_squares(sum, grad);
       if (update) optimizer_->update_unit(x, layouts[x], stored_.params[x], grad, lr, grad_scale);
       work_->release_grads(x);
@@ -173,7 +199,7 @@ StepStats Engine::fused_step(const MicroBatch& batch, int step, StepStats stats)
   model_.begin_micro_batch(batch, stats.loss_scale / static_cast<float>(stats.target_tokens),
                            false);
   forward();
-  stats.loss = model_.loss_sum() / static_cast<double>(stats.target_tokens);
+  stats.loss = sum_over_ranks(model_.loss_sum()) / static_cast<double>(stats.target_tokens);
   optimizer_->begin_step(step);
   if (options_.clip_grad > 0 || options_.loss_scale.enabled) {
     // Norm pass: no weight changes until the global norm (and any overflow) is known.

@@ -13,6 +13,13 @@
 //    see an overflow before any weight changes, so then backward runs twice over the
 //    same activations: a norm pass, then the update pass. One micro-batch per step.
 //
+// Data parallelism (a data-parallel Communicator): every rank holds the whole model and
+// runs its own part of the global batch; the loss is the mean over the global batch's
+// targets. Accumulating optimizers all-reduce each unit's gradient as soon as the last
+// micro-batch's backward completes it, overlapped with the backward of earlier units,
+// and every rank applies the same update; fused ones all-reduce each unit's gradient
+// before using it (in the norm pass too), so replicas never drift.
+//
 // Thread-safety: one Engine per rank, used from one thread.
 #pragma once
 
@@ -20,6 +27,7 @@
 #include <memory>
 #include <vector>
 
+#include "comm/communicator.h"
 #include "core/allocator.h"
 #include "core/backend.h"
 #include "core/micro_batch.h"
@@ -39,6 +47,7 @@ struct EngineOptions {
   LossScaleConfig loss_scale;  // enabled only makes sense with fp16
   uint64_t seed = 1234;        // initial weights
   bool trainable = true;       // false: parameters only (no gradients, no optimizer state)
+  Communicator* data_parallel = nullptr;  // the data-parallel group; null: one rank
 };
 
 struct StepStats {
@@ -74,7 +83,12 @@ class Engine {
  private:
   std::vector<int> units_read_by(int unit) const;
   void forward();
-  void backward();
+  // `reduce`: start each unit's gradient all-reduce once its gradient is final.
+  void backward(bool reduce);
+  // Sums a host value over the data-parallel group (identity with one rank).
+  double sum_over_ranks(double value);
+  // Sums a unit's gradient over the data-parallel group, in place (blocking).
+  void all_reduce_grad(const Tensor& grad);
   // Sum of squares of every stored gradient.
   double stored_grads_square_sum();
   StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, int step,
@@ -93,7 +107,7 @@ class Engine {
   UnitTensors stored_;
   std::vector<Tensor> masters_;  // f32 tensors the optimizer updates (params when f32)
   std::unique_ptr<WorkingCopies> work_;
-  Buffer norm_scalar_;
+  Buffer scalars_;  // device scalars: the gradient norm, and values summed over ranks
   std::unique_ptr<Optimizer> optimizer_;
   LossScaler scaler_;
 };

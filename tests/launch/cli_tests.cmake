@@ -62,16 +62,6 @@ prepare_failure(missing_field "no_field.jsonl:2:.*response" ${cli_dir}/no_field.
 prepare_failure(empty_dataset "empty.jsonl.*the dataset is empty" ${cli_dir}/empty.jsonl)
 prepare_failure(missing_input "no_such_input.txt" ${cli_dir}/no_such_input.txt)
 
-# More than one rank without a parallel strategy must refuse, on every rank, promptly.
-set(mpi_flags --oversubscribe)
-execute_process(COMMAND id -u OUTPUT_VARIABLE uid OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(uid STREQUAL "0")
-  list(APPEND mpi_flags --allow-run-as-root)
-endif()
-add_test(NAME cli_refuses_multiple_ranks COMMAND bash ${expect} "trains on one rank only" ${outputs} --
-  ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${mpi_flags} ${llmft} --data ${cli_dir}/val.tok ${train_outputs})
-set_tests_properties(cli_refuses_multiple_ranks PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
-
 # --help lists every option with its default; a config file supplies options and the
 # command line overrides them.
 add_test(NAME cli_help COMMAND ${llmft} --help)
