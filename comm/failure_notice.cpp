@@ -50,12 +50,12 @@ void send_to_every_other_rank(NoticeChannel& c, const std::string& message) {
 
 // Waits, at most the grace period, for this rank's sends and every other rank's notice.
 void wait_for_peers(NoticeChannel& c) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(kFailureReportGraceSeconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(kFailureReportGraceSeconds);
   while (std::chrono::steady_clock::now() < deadline) {
     int sent = 0;
-    LLMFT_MPI_CHECK(MPI_Testall(static_cast<int>(c.sends.size()), c.sends.data(), &sent,
-                                MPI_STATUSES_IGNORE));
+    LLMFT_MPI_CHECK(
+        MPI_Testall(static_cast<int>(c.sends.size()), c.sends.data(), &sent, MPI_STATUSES_IGNORE));
     while (receive_failure_notice()) {
     }
     if (sent && heard_from_every_other_rank(c)) return;

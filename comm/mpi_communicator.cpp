@@ -52,8 +52,8 @@ std::unique_ptr<CommRequest> MpiCommunicator::all_reduce(Tensor data, ReduceOp o
   const char* name = collective_name(Collective::all_reduce);
   MPI_Request request;
   LLMFT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data.data, mpi_count(data.numel(), name),
-                                 mpi_element_type(data.dtype), mpi_reduce_op(data.dtype, op),
-                                 comm_, &request));
+                                 mpi_element_type(data.dtype), mpi_reduce_op(data.dtype, op), comm_,
+                                 &request));
   return started(Collective::all_reduce, data.bytes(), request);
 }
 
@@ -82,8 +82,8 @@ std::unique_ptr<CommRequest> MpiCommunicator::broadcast(Tensor data, int root) {
   LLMFT_REQUIRE(root >= 0 && root < size_,
                 "internal: " << name << " from rank " << root << " of " << size_);
   MPI_Request request;
-  LLMFT_MPI_CHECK(MPI_Ibcast(data.data, mpi_count(data.numel(), name),
-                             mpi_element_type(data.dtype), root, comm_, &request));
+  LLMFT_MPI_CHECK(MPI_Ibcast(data.data, mpi_count(data.numel(), name), mpi_element_type(data.dtype),
+                             root, comm_, &request));
   return started(Collective::broadcast, data.bytes(), request);
 }
 

@@ -114,12 +114,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << "; lower --micro-batch (use --grad-accum to keep the batch) or --seq-len, "
                     << "or raise --device-memory");
 
-  // Every rank is a data-parallel replica (ZeRO stages and tensor parallelism: later).
+  // Every rank is a data-parallel rank (tensor parallelism: later).
   std::unique_ptr<MpiCommunicator> data_parallel;
   if (mpi.size() > 1) {
     data_parallel = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
     engine_options.data_parallel = data_parallel.get();
   }
+  engine_options.zero_stage = o.zero;
   const int dp = mpi.size(), dp_rank = mpi.rank();
   const bool lead = mpi.rank() == 0;
 

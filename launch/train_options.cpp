@@ -59,6 +59,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("device-memory", po::value(&o.device_memory)->default_value("0"),
        "device memory budget, e.g. 2GiB (0 = unlimited on cpu)")
       ("threads", po::value(&o.threads)->default_value(0), "CPU threads (0 = all cores)")
+      ("zero", po::value(&o.zero)->default_value(0),
+       "ZeRO stage across the ranks: 0 replicates everything (DDP); 1 shards optimizer state "
+       "and master weights; 2 also gradients; 3 also weights")
       ("comm-timeout", po::value(&o.comm_timeout)->default_value(300.0),
        "seconds a collective may wait for the other ranks before the job aborts")
       ("log-every", po::value(&o.log_every)->default_value(10), "print a step line every N steps")
@@ -89,6 +92,8 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   LLMFT_REQUIRE(o.eval_windows > 0, "--eval-windows must be at least 1");
   LLMFT_REQUIRE(o.threads >= 0, "--threads must not be negative");
   LLMFT_REQUIRE(o.comm_timeout > 0, "--comm-timeout must be positive (seconds)");
+  LLMFT_REQUIRE(o.zero >= 0 && o.zero <= 3,
+                "--zero " << o.zero << ": ZeRO stages are 0, 1, 2 and 3");
   LLMFT_REQUIRE(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
                 "--beta1 and --beta2 must lie in [0, 1)");
   LLMFT_REQUIRE(o.eps > 0, "--eps must be positive");

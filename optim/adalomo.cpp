@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/error.h"
+
 namespace llmft {
 
 int64_t adalomo_state_floats(const UnitLayout& layout) {
@@ -13,9 +15,12 @@ int64_t adalomo_state_floats(const UnitLayout& layout) {
 }
 
 AdaLomo::AdaLomo(const OptimizerConfig& config, Backend& backend, Allocator& allocator,
-                 const std::vector<UnitLayout>& units)
+                 const std::vector<UnitLayout>& units, const std::vector<UnitSpan>& spans)
     : config_(config), be_(backend) {
-  for (const UnitLayout& u : units) {
+  for (size_t i = 0; i < units.size(); ++i) {
+    const UnitLayout& u = units[i];
+    LLMFT_REQUIRE(spans[i].begin == 0 && spans[i].end == u.numel,
+                  "internal: AdaLomo updates whole units");
     const int64_t floats = adalomo_state_floats(u);
     state_.push_back(allocator.allocate(static_cast<size_t>(floats) * sizeof(float),
                                         MemoryCategory::optimizer_state, "adalomo " + u.name));
@@ -23,8 +28,8 @@ AdaLomo::AdaLomo(const OptimizerConfig& config, Backend& backend, Allocator& all
   }
 }
 
-void AdaLomo::update_unit(int unit, const UnitLayout& layout, Tensor params, Tensor grads, float lr,
-                          float grad_scale) {
+void AdaLomo::update_unit(int unit, const UnitLayout& layout, UnitSpan, Tensor params, Tensor grads,
+                          float lr, float grad_scale) {
   const float beta2 = 1.0f - std::pow(static_cast<float>(step_), -0.8f);
   Tensor state = state_[unit].as(DType::f32, {adalomo_state_floats(layout)});
   int64_t offset = 0;

@@ -16,12 +16,13 @@ int64_t adalomo_state_floats(const UnitLayout& layout);
 
 class AdaLomo : public Optimizer {
  public:
+  // AdaLomo's statistics need whole rows and columns: every span must be its whole unit.
   AdaLomo(const OptimizerConfig& config, Backend& backend, Allocator& allocator,
-          const std::vector<UnitLayout>& units);
+          const std::vector<UnitLayout>& units, const std::vector<UnitSpan>& spans);
   bool fused() const override { return true; }
   void begin_step(int step) override { step_ = step; }
-  void update_unit(int unit, const UnitLayout& layout, Tensor params, Tensor grads, float lr,
-                   float grad_scale) override;
+  void update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params, Tensor grads,
+                   float lr, float grad_scale) override;
 
  private:
   OptimizerConfig config_;

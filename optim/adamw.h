@@ -1,5 +1,5 @@
 // AdamW (Loshchilov & Hutter) with bias correction and decoupled weight decay, matching
-// torch.optim.AdamW. State: first and second moments, f32, one pair per unit.
+// torch.optim.AdamW. State: first and second moments, f32, over each unit's span.
 #pragma once
 
 #include "optim/optimizer.h"
@@ -9,10 +9,10 @@ namespace llmft {
 class AdamW : public Optimizer {
  public:
   AdamW(const OptimizerConfig& config, Backend& backend, Allocator& allocator,
-        const std::vector<UnitLayout>& units);
+        const std::vector<UnitSpan>& spans);
   void begin_step(int step) override { step_ = step; }
-  void update_unit(int unit, const UnitLayout& layout, Tensor params, Tensor grads, float lr,
-                   float grad_scale) override;
+  void update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params, Tensor grads,
+                   float lr, float grad_scale) override;
 
  private:
   OptimizerConfig config_;

@@ -13,8 +13,8 @@ class Lomo : public Optimizer {
   Lomo(const OptimizerConfig& config, Backend& backend) : config_(config), be_(backend) {}
   bool fused() const override { return true; }
   void begin_step(int) override {}
-  void update_unit(int unit, const UnitLayout& layout, Tensor params, Tensor grads, float lr,
-                   float grad_scale) override;
+  void update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params, Tensor grads,
+                   float lr, float grad_scale) override;
 
  private:
   OptimizerConfig config_;

@@ -32,18 +32,19 @@ const char* optimizer_kind_name(OptimizerKind kind) {
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, Backend& backend,
                                           Allocator& allocator,
-                                          const std::vector<UnitLayout>& units) {
+                                          const std::vector<UnitLayout>& units,
+                                          const std::vector<UnitSpan>& spans) {
   switch (config.kind) {
     case OptimizerKind::sgd:
-      return std::make_unique<Sgd>(config, backend, allocator, units);
+      return std::make_unique<Sgd>(config, backend, allocator, spans);
     case OptimizerKind::lomo:
       return std::make_unique<Lomo>(config, backend);
     case OptimizerKind::adalomo:
-      return std::make_unique<AdaLomo>(config, backend, allocator, units);
+      return std::make_unique<AdaLomo>(config, backend, allocator, units, spans);
     case OptimizerKind::adamw:
       break;
   }
-  return std::make_unique<AdamW>(config, backend, allocator, units);
+  return std::make_unique<AdamW>(config, backend, allocator, spans);
 }
 
 }  // namespace llmft

@@ -12,6 +12,7 @@
 #include "core/allocator.h"
 #include "core/backend.h"
 #include "core/unit_layout.h"
+#include "optim/unit_span.h"
 
 namespace llmft {
 
@@ -39,14 +40,17 @@ class Optimizer {
   virtual bool fused() const { return false; }
   // Starts optimizer step `step` (1-based) before its update_unit calls.
   virtual void begin_step(int step) = 0;
-  // params/grads: the unit's flat tensors. The gradient is multiplied by grad_scale
-  // (gradient clipping, loss-scale removal) before use.
-  virtual void update_unit(int unit, const UnitLayout& layout, Tensor params, Tensor grads,
-                           float lr, float grad_scale) = 0;
+  // params/grads: flat tensors of span.size() elements covering the unit's elements
+  // [span.begin, span.end), the span it was constructed with. The gradient is
+  // multiplied by grad_scale (gradient clipping, loss-scale removal) before use.
+  virtual void update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params,
+                           Tensor grads, float lr, float grad_scale) = 0;
 };
 
+// spans[u] is the part of unit u this rank updates (its state covers only that part).
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, Backend& backend,
                                           Allocator& allocator,
-                                          const std::vector<UnitLayout>& units);
+                                          const std::vector<UnitLayout>& units,
+                                          const std::vector<UnitSpan>& spans);
 
 }  // namespace llmft

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/host_convert.h"
 #include "core/param_init.h"
 #include "optim/grad_clip.h"
 #include "optim/optimizer.h"
@@ -23,37 +24,72 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
       options_(options),
       scaler_(options.loss_scale) {
   LLMFT_REQUIRE(options_.dtype != DType::i32, "internal: weights cannot be stored as i32");
+  LLMFT_REQUIRE(options_.zero_stage >= 0 && options_.zero_stage <= 3,
+                "--zero " << options_.zero_stage << ": ZeRO stages are 0, 1, 2 and 3");
   const std::vector<UnitLayout>& units = model_.units();
-  if (options_.trainable) optimizer_ = make_optimizer(options_.optimizer, be_, alloc_, units);
-  const bool fused = optimizer_ && optimizer_->fused();
-  const bool stored_grads = options_.trainable && !fused;
-  const bool has_master = stored_grads && options_.dtype != DType::f32;
-  const size_t width = dtype_size(options_.dtype);
+  const int rank = options_.data_parallel ? options_.data_parallel->rank() : 0;
+  const bool fused_kind = options_.optimizer.kind == OptimizerKind::lomo ||
+                          options_.optimizer.kind == OptimizerKind::adalomo;
   for (const UnitLayout& u : units) {
-    const size_t n = static_cast<size_t>(u.numel);
-    param_buffers_.push_back(
-        alloc_.allocate(n * width, MemoryCategory::params, "params " + u.name));
-    stored_.params.push_back(param_buffers_.back().as(options_.dtype, {u.numel}));
-    if (stored_grads) {
-      grad_buffers_.push_back(alloc_.allocate(n * width, MemoryCategory::grads, "grads " + u.name));
-      stored_.grads.push_back(grad_buffers_.back().as(options_.dtype, {u.numel}));
-    }
-    if (has_master) {
-      master_buffers_.push_back(
-          alloc_.allocate(n * sizeof(float), MemoryCategory::master_params, "master " + u.name));
-      masters_.push_back(master_buffers_.back().as(DType::f32, {u.numel}));
-    } else {
-      masters_.push_back(stored_.params.back());
-    }
-    std::vector<float> host(n);
-    for (const ParamInfo& p : u.params) {
+    shards_.push_back(shard_layout(u.numel, ranks(), rank));
+    // Updates cover this rank's shard from ZeRO-1 on (fused LOMO: once gradients are
+    // sharded, ZeRO-2); AdaLomo and DDP update whole units.
+    const bool sharded_update = fused_kind ? fused_scatter() : options_.zero_stage >= 1;
+    spans_.push_back(sharded_update ? shards_.back().owned() : whole(u));
+  }
+  if (options_.trainable)
+    optimizer_ = make_optimizer(options_.optimizer, be_, alloc_, units, spans_);
+  const bool stored_grads = options_.trainable && !fused();
+  const bool has_master = stored_grads && options_.dtype != DType::f32;
+  for (size_t u = 0; u < units.size(); ++u) {
+    allocate_unit(static_cast<int>(u), stored_grads, has_master);
+    std::vector<float> host(static_cast<size_t>(units[u].numel));
+    for (const ParamInfo& p : units[u].params) {
       initial_values(p, options_.seed, 0, p.numel(), host.data() + p.offset);
     }
-    write_params(static_cast<int>(masters_.size()) - 1, host);
+    write_params(static_cast<int>(u), host);
   }
-  work_ = std::make_unique<WorkingCopies>(be_, alloc_, stored_, fused);
+  const bool transient = fused() || (stored_grads && options_.zero_stage >= 2);
+  work_ =
+      std::make_unique<WorkingCopies>(be_, alloc_, stored_, shards_, transient,
+                                      options_.zero_stage == 3 ? options_.data_parallel : nullptr);
   if (options_.trainable) {
     scalars_ = alloc_.allocate(2 * sizeof(float), MemoryCategory::other, "step scalars");
+  }
+}
+
+bool Engine::fused_scatter() const {
+  return options_.optimizer.kind == OptimizerKind::lomo && options_.zero_stage >= 2;
+}
+
+void Engine::allocate_unit(int unit, bool stored_grads, bool has_master) {
+  const ShardLayout& s = shards_[unit];
+  const std::string& name = model_.units()[unit].name;
+  const DType dtype = options_.dtype;
+  const size_t width = dtype_size(dtype);
+  const bool shard_weights = options_.zero_stage == 3;
+  const int64_t weight_elements = shard_weights ? s.shard : s.padded;
+  param_buffers_.push_back(alloc_.allocate(static_cast<size_t>(weight_elements) * width,
+                                           MemoryCategory::params, "params " + name));
+  Tensor weights = param_buffers_.back().as(dtype, {weight_elements});
+  be_.fill(weights, 0.0f);  // the padding stays zero
+  full_params_.push_back(shard_weights ? Tensor() : weights);
+  stored_.params.push_back(shard_weights ? weights : weights.view(0, {s.numel}));
+  if (stored_grads) {
+    // DDP needs the unit, ZeRO-1 the padded unit for its reduce-scatter, ZeRO-2/3 a shard.
+    const int64_t grad_elements =
+        options_.zero_stage >= 2 ? s.shard : (options_.zero_stage == 1 ? s.padded : s.numel);
+    grad_buffers_.push_back(alloc_.allocate(static_cast<size_t>(grad_elements) * width,
+                                            MemoryCategory::grads, "grads " + name));
+    Tensor grads = grad_buffers_.back().as(dtype, {grad_elements});
+    be_.fill(grads, 0.0f);
+    stored_.grads.push_back(options_.zero_stage >= 2 ? grads : grads.view(0, {s.numel}));
+  }
+  if (has_master) {
+    const int64_t n = spans_[unit].size();
+    master_buffers_.push_back(alloc_.allocate(static_cast<size_t>(n) * sizeof(float),
+                                              MemoryCategory::master_params, "master " + name));
+    masters_.push_back(master_buffers_.back().as(DType::f32, {n}));
   }
 }
 
@@ -84,8 +120,15 @@ void Engine::backward(bool reduce) {
     work_->release_params(units);
     for (int x : units) {
       if (model_.grads_completed_by(x) != u) continue;
+      if (options_.zero_stage >= 2) {
+        // Sharded gradients: keep only this rank's sum of the unit's gradient.
+        Buffer shard = reduce_scatter(x, work_->padded_grad(x));
+        be_.add_inplace(stored_.grads[x], shard.as(DType::f32, {shards_[x].shard}));
+        work_->release_grads(x);
+        continue;
+      }
       work_->flush_grads(x);
-      if (reduce && options_.data_parallel) {
+      if (reduce && options_.zero_stage == 0 && options_.data_parallel) {
         pending.push_back(options_.data_parallel->all_reduce(stored_.grads[x], ReduceOp::sum));
       }
     }
@@ -104,17 +147,55 @@ double Engine::sum_over_ranks(double value) {
   return summed;
 }
 
-void Engine::all_reduce_grad(const Tensor& grad) {
-  if (options_.data_parallel) options_.data_parallel->all_reduce(grad, ReduceOp::sum)->wait();
+void Engine::all_reduce(const Tensor& t) {
+  if (options_.data_parallel) options_.data_parallel->all_reduce(t, ReduceOp::sum)->wait();
 }
 
-double Engine::stored_grads_square_sum() {
+Buffer Engine::reduce_scatter(int unit, const Tensor& padded) {
+  const int64_t n = shards_[unit].shard;
+  Buffer shard = alloc_.allocate(static_cast<size_t>(n) * dtype_size(padded.dtype),
+                                 MemoryCategory::comm_buffers, "gradient shard");
+  Tensor out = shard.as(padded.dtype, {n});
+  if (options_.data_parallel) {
+    options_.data_parallel->reduce_scatter(padded, out)->wait();
+  } else {
+    be_.copy(out, padded);
+  }
+  return shard;
+}
+
+void Engine::all_gather_shards(int unit, const Tensor& full) {
+  if (!options_.data_parallel) return;
+  const ShardLayout& s = shards_[unit];
+  // The send buffer must not overlap the receive buffer: stage this rank's shard.
+  Buffer staging = alloc_.allocate(static_cast<size_t>(s.shard) * dtype_size(full.dtype),
+                                   MemoryCategory::comm_buffers, "weight shard");
+  Tensor mine = staging.as(full.dtype, {s.shard});
+  be_.copy(mine, full.view(s.begin, {s.shard}));
+  options_.data_parallel->all_gather(mine, full)->wait();
+}
+
+Buffer Engine::gather_weights(int unit) const {
+  const ShardLayout& s = shards_[unit];
+  Buffer full = alloc_.allocate(static_cast<size_t>(s.padded) * dtype_size(options_.dtype),
+                                MemoryCategory::comm_buffers, "gathered weights");
+  Tensor out = full.as(options_.dtype, {s.padded});
+  if (options_.data_parallel) {
+    options_.data_parallel->all_gather(stored_.params[unit], out)->wait();
+  } else {
+    be_.copy(out, stored_.params[unit]);
+  }
+  return full;
+}
+
+double Engine::grad_square_sum() {
   Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
   be_.fill(sum, 0.0f);
   for (const Tensor& g : stored_.grads) be_.sum_squares(sum, g);
   float value = 0.0f;
   be_.copy_to_host(&value, sum);
-  return value;
+  // Replicated gradients are the same everywhere; shards add up across ranks.
+  return options_.zero_stage >= 2 ? sum_over_ranks(value) : value;
 }
 
 StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int step) {
@@ -133,7 +214,7 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
   stats.loss_scale = scaler_.scale();
   stats.lr = options_.schedule.at(step);
   model_.reset_loss();
-  if (optimizer_->fused()) {
+  if (fused()) {
     LLMFT_REQUIRE(micro_batches.size() == 1,
                   "--grad-accum " << micro_batches.size() << " with --optimizer "
                                   << optimizer_kind_name(options_.optimizer.kind)
@@ -156,25 +237,97 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
     model_.end_micro_batch();
   }
   stats.loss = sum_over_ranks(model_.loss_sum()) / static_cast<double>(stats.target_tokens);
-  stats.grad_norm = std::sqrt(stored_grads_square_sum()) / stats.loss_scale;
+  // ZeRO-1: each rank sums its shard of every unit's gradient now.
+  std::vector<Buffer> shards;
+  if (options_.zero_stage == 1) {
+    for (size_t u = 0; u < stored_.grads.size(); ++u) {
+      const Tensor padded = grad_buffers_[u].as(options_.dtype, {shards_[u].padded});
+      shards.push_back(reduce_scatter(static_cast<int>(u), padded));
+    }
+  }
+  auto grads_of = [&](size_t u) {
+    const int64_t n = spans_[u].size();
+    if (options_.zero_stage == 1) return shards[u].as(options_.dtype, {n});
+    return options_.zero_stage >= 2 ? stored_.grads[u].view(0, {n}) : stored_.grads[u];
+  };
+  if (options_.zero_stage == 1) {
+    Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
+    be_.fill(sum, 0.0f);
+    for (size_t u = 0; u < shards.size(); ++u) {
+      be_.sum_squares(sum, shards[u].as(options_.dtype, {shards_[u].shard}));
+    }
+    float value = 0.0f;
+    be_.copy_to_host(&value, sum);
+    stats.grad_norm = std::sqrt(sum_over_ranks(value)) / stats.loss_scale;
+  } else {
+    stats.grad_norm = std::sqrt(grad_square_sum()) / stats.loss_scale;
+  }
   stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
   if (stats.skipped) return stats;
   const float scale = clip_factor(stats.grad_norm, options_.clip_grad) / stats.loss_scale;
   optimizer_->begin_step(step);
-  const std::vector<UnitLayout>& units = model_.units();
-  for (size_t u = 0; u < units.size(); ++u) {
-    optimizer_->update_unit(static_cast<int>(u), units[u], masters_[u], stored_.grads[u], stats.lr,
-                            scale);
-    if (masters_[u].data != stored_.params[u].data) be_.convert(stored_.params[u], masters_[u]);
+  for (size_t u = 0; u < stored_.params.size(); ++u) {
+    update_accumulated(static_cast<int>(u), grads_of(u), stats.lr, scale);
   }
   return stats;
+}
+
+void Engine::update_accumulated(int unit, const Tensor& grads, float lr, float grad_scale) {
+  const UnitSpan span = spans_[unit];
+  // The stored weights this rank updates: its span of the whole unit, or its shard.
+  const Tensor stored = options_.zero_stage == 3
+                            ? stored_.params[unit].view(0, {span.size()})
+                            : full_params_[unit].view(span.begin, {span.size()});
+  const bool master = !masters_.empty();
+  optimizer_->update_unit(unit, model_.units()[unit], span, master ? masters_[unit] : stored, grads,
+                          lr, grad_scale);
+  if (master) be_.convert(stored, masters_[unit]);
+  if (options_.zero_stage == 1 || options_.zero_stage == 2) {
+    all_gather_shards(unit, full_params_[unit]);
+  }
+}
+
+void Engine::fused_reduce_and_update(int unit, Tensor sum, bool update, float lr,
+                                     float grad_scale) {
+  const UnitLayout& layout = model_.units()[unit];
+  const Tensor grad = work_->view().grads[unit];
+  if (fused_scatter()) {
+    // LOMO with ZeRO-2/3: this rank's shard of the summed gradient updates its weights.
+    Buffer shard = reduce_scatter(unit, work_->padded_grad(unit));
+    const Tensor mine = shard.as(DType::f32, {shards_[unit].shard});
+    be_.sum_squares(sum, mine);
+    if (!update) return;
+    const UnitSpan span = spans_[unit];
+    const Tensor target = options_.zero_stage == 3
+                              ? stored_.params[unit].view(0, {span.size()})
+                              : full_params_[unit].view(span.begin, {span.size()});
+    optimizer_->update_unit(unit, layout, span, target, mine.view(0, {span.size()}), lr,
+                            grad_scale);
+    if (options_.zero_stage == 2) all_gather_shards(unit, full_params_[unit]);
+    return;
+  }
+  all_reduce(grad);
+  be_.sum_squares(sum, grad);
+  if (!update) return;
+  if (options_.zero_stage < 3) {
+    optimizer_->update_unit(unit, layout, whole(layout), stored_.params[unit], grad, lr,
+                            grad_scale);
+    return;
+  }
+  // Whole-unit update (AdaLomo) of sharded weights: gather, update, keep this rank's shard.
+  Buffer full = gather_weights(unit);
+  const ShardLayout& s = shards_[unit];
+  const Tensor weights = full.as(options_.dtype, {s.padded});
+  optimizer_->update_unit(unit, layout, whole(layout), weights.view(0, {s.numel}), grad, lr,
+                          grad_scale);
+  be_.copy(stored_.params[unit], weights.view(s.begin, {s.shard}));
 }
 
 double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep_activations) {
   Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
   be_.fill(sum, 0.0f);
-  const std::vector<UnitLayout>& layouts = model_.units();
-  for (int u = static_cast<int>(layouts.size()) - 1; u >= 0; --u) {
+  const int n = static_cast<int>(model_.units().size());
+  for (int u = n - 1; u >= 0; --u) {
     const std::vector<int> units = units_read_by(u);
     work_->acquire_params(units);
     work_->acquire_grads(units);
@@ -182,16 +335,13 @@ double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep
     work_->release_params(units);
     for (int x : units) {
       if (model_.grads_completed_by(x) != u) continue;
-      const Tensor& grad = work_->view().grads[x];
-      all_reduce_grad(grad);
-      be_.sum_squares(sum, grad);
-      if (update) optimizer_->update_unit(x, layouts[x], stored_.params[x], grad, lr, grad_scale);
+      fused_reduce_and_update(x, sum, update, lr, grad_scale);
       work_->release_grads(x);
     }
   }
   float value = 0.0f;
   be_.copy_to_host(&value, sum);
-  return value;
+  return fused_scatter() ? sum_over_ranks(value) : value;
 }
 
 StepStats Engine::fused_step(const MicroBatch& batch, int step, StepStats stats) {
@@ -253,7 +403,13 @@ std::vector<float> Engine::read_f32(const Tensor& t) const {
 }
 
 std::vector<float> Engine::read_params(int unit) const {
-  return read_f32(masters_[unit]);
+  // Whole-unit f32 masters are exact; otherwise the stored weights (gathered if sharded).
+  if (!masters_.empty() && spans_[unit].size() == shards_[unit].numel) {
+    return read_f32(masters_[unit]);
+  }
+  if (options_.zero_stage < 3) return read_f32(stored_.params[unit]);
+  Buffer full = gather_weights(unit);
+  return read_f32(full.as(options_.dtype, {shards_[unit].padded}).view(0, {shards_[unit].numel}));
 }
 
 std::vector<float> Engine::read_grads(int unit) const {
@@ -261,20 +417,20 @@ std::vector<float> Engine::read_grads(int unit) const {
 }
 
 void Engine::write_params(int unit, const std::vector<float>& values) {
-  const Tensor& master = masters_[unit];
-  LLMFT_REQUIRE(static_cast<int64_t>(values.size()) == master.numel(),
+  const ShardLayout& s = shards_[unit];
+  LLMFT_REQUIRE(static_cast<int64_t>(values.size()) == s.numel,
                 "internal: parameter upload of the wrong size for unit " << unit);
-  if (master.dtype == DType::f32) {
-    be_.copy_to_device(master, values.data());
-    if (master.data != stored_.params[unit].data) be_.convert(stored_.params[unit], master);
-    return;
+  // This rank's stored weights: the whole unit, or its shard (the padding stays zero).
+  const UnitSpan owned = s.owned();
+  const bool sharded = options_.zero_stage == 3;
+  const float* source = values.data() + (sharded ? owned.begin : 0);
+  const int64_t count = sharded ? owned.size() : s.numel;
+  const std::vector<uint8_t> bytes = to_dtype_bytes(source, count, options_.dtype);
+  be_.copy_to_device(stored_.params[unit].view(0, {count}), bytes.data());
+  if (!masters_.empty()) {
+    const UnitSpan span = spans_[unit];
+    be_.copy_to_device(masters_[unit], values.data() + span.begin);
   }
-  // Inference with 16-bit weights: no master copy; stage through an f32 buffer.
-  Buffer staging =
-      alloc_.allocate(values.size() * sizeof(float), MemoryCategory::workspace, "host transfer");
-  Tensor f32 = staging.as(DType::f32, {master.numel()});
-  be_.copy_to_device(f32, values.data());
-  be_.convert(master, f32);
 }
 
 }  // namespace llmft

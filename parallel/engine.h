@@ -13,12 +13,21 @@
 //    see an overflow before any weight changes, so then backward runs twice over the
 //    same activations: a norm pass, then the update pass. One micro-batch per step.
 //
-// Data parallelism (a data-parallel Communicator): every rank holds the whole model and
-// runs its own part of the global batch; the loss is the mean over the global batch's
-// targets. Accumulating optimizers all-reduce each unit's gradient as soon as the last
-// micro-batch's backward completes it, overlapped with the backward of earlier units,
-// and every rank applies the same update; fused ones all-reduce each unit's gradient
-// before using it (in the norm pass too), so replicas never drift.
+// Data parallelism (a data-parallel Communicator): every rank runs its own part of the
+// global batch; the loss is the mean over the global batch's targets. ZeRO stages
+// (parallel/shard.h cuts units into per-rank shards):
+//  0 (DDP): everything replicated; each unit's gradient is all-reduced as soon as the
+//    last micro-batch completes it, non-blocking, overlapped with earlier units' backward.
+//  1: optimizer state (and f32 master weights) sharded: after backward each unit's
+//    gradient is reduce-scattered, each rank updates its shard, weights are all-gathered.
+//  2: gradients sharded too: each unit's gradient is reduce-scattered into this rank's
+//    shard as soon as its backward completes it, and the full-size buffer released.
+//  3: weights sharded too: each unit is all-gathered just before its forward and again
+//    before its backward, and freed after use.
+// Fused optimizers reduce each unit's gradient before using it (in the norm pass too):
+// LOMO all-reduces it (stages 0-1) or reduce-scatters it and updates its shard (2-3);
+// AdaLomo's row and column statistics need the whole unit, so it always all-reduces and
+// updates whole units (gathering the weights first with ZeRO-3).
 //
 // Thread-safety: one Engine per rank, used from one thread.
 #pragma once
@@ -48,6 +57,7 @@ struct EngineOptions {
   uint64_t seed = 1234;        // initial weights
   bool trainable = true;       // false: parameters only (no gradients, no optimizer state)
   Communicator* data_parallel = nullptr;  // the data-parallel group; null: one rank
+  int zero_stage = 0;                     // 0 (DDP) .. 3
 };
 
 struct StepStats {
@@ -82,30 +92,48 @@ class Engine {
 
  private:
   std::vector<int> units_read_by(int unit) const;
+  int ranks() const { return options_.data_parallel ? options_.data_parallel->size() : 1; }
+  bool fused() const { return optimizer_ && optimizer_->fused(); }
+  // Whether a fused optimizer reduce-scatters (rather than all-reduces) its gradients.
+  bool fused_scatter() const;
+  void allocate_unit(int unit, bool stored_grads, bool has_master);
   void forward();
-  // `reduce`: start each unit's gradient all-reduce once its gradient is final.
+  // `reduce`: reduce each unit's gradient once the step's last micro-batch completes it.
   void backward(bool reduce);
   // Sums a host value over the data-parallel group (identity with one rank).
   double sum_over_ranks(double value);
-  // Sums a unit's gradient over the data-parallel group, in place (blocking).
-  void all_reduce_grad(const Tensor& grad);
-  // Sum of squares of every stored gradient.
-  double stored_grads_square_sum();
+  // In-place collectives over the data-parallel group (no-ops with one rank).
+  void all_reduce(const Tensor& t);
+  // Sums `padded` over the group into a new shard-sized buffer (comm_buffers).
+  Buffer reduce_scatter(int unit, const Tensor& padded);
+  // Fills a whole-unit buffer (padded length) with every rank's shard from `full`.
+  void all_gather_shards(int unit, const Tensor& full);
+  // The whole unit's weights (stored dtype, padded) in a new buffer, from the shards.
+  Buffer gather_weights(int unit) const;
+  // Sum of squares of every stored gradient (the shards with ZeRO-2/3), over all ranks.
+  double grad_square_sum();
   StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, int step,
                             StepStats stats);
+  void update_accumulated(int unit, const Tensor& grads, float lr, float grad_scale);
   StepStats fused_step(const MicroBatch& batch, int step, StepStats stats);
   // One fused backward pass; updates the units when `update`, else only measures.
-  // Returns the sum of squares of all gradients.
+  // Returns the sum of squares of all gradients over all ranks.
   double fused_backward(bool update, float lr, float grad_scale, bool keep_activations);
+  // Reduces a unit's transient gradient, adds its square sum to `sum` and, when
+  // `update`, applies the fused update.
+  void fused_reduce_and_update(int unit, Tensor sum, bool update, float lr, float grad_scale);
   std::vector<float> read_f32(const Tensor& t) const;
 
   Model& model_;
   Backend& be_;
   Allocator& alloc_;
   EngineOptions options_;
+  std::vector<ShardLayout> shards_;
+  std::vector<UnitSpan> spans_;  // the part of each unit this rank's optimizer updates
   std::vector<Buffer> param_buffers_, grad_buffers_, master_buffers_;
-  UnitTensors stored_;
-  std::vector<Tensor> masters_;  // f32 tensors the optimizer updates (params when f32)
+  UnitTensors stored_;               // weights (whole, or shards with ZeRO-3) and gradients
+  std::vector<Tensor> full_params_;  // whole padded weight buffers (ZeRO 0-2)
+  std::vector<Tensor> masters_;      // f32 master copies over the spans (empty when none)
   std::unique_ptr<WorkingCopies> work_;
   Buffer scalars_;  // device scalars: the gradient norm, and values summed over ranks
   std::unique_ptr<Optimizer> optimizer_;

@@ -5,33 +5,55 @@
 namespace llmft {
 
 WorkingCopies::WorkingCopies(Backend& backend, Allocator& allocator, const UnitTensors& stored,
-                             bool transient_grads)
+                             const std::vector<ShardLayout>& shards, bool transient_grads,
+                             Communicator* gather_group)
     : be_(backend),
       alloc_(allocator),
       stored_(stored),
-      copy_params_(stored.params[0].dtype != DType::f32),
-      own_grads_(transient_grads || (copy_params_ && !stored.grads.empty())),
-      transient_grads_(transient_grads) {
+      shards_(shards),
+      gather_group_(gather_group),
+      convert_params_(stored.params[0].dtype != DType::f32),
+      own_grads_(transient_grads || (convert_params_ && !stored.grads.empty())),
+      transient_grads_(transient_grads),
+      dtype_(stored.params[0].dtype) {
   const size_t units = stored.params.size();
-  view_.params = copy_params_ ? std::vector<Tensor>(units) : stored.params;
+  const bool passthrough = !convert_params_ && gather_group_ == nullptr;
+  view_.params = passthrough ? stored.params : std::vector<Tensor>(units);
   view_.grads = own_grads_ ? std::vector<Tensor>(units) : stored.grads;
   params_.resize(units);
   grads_.resize(units);
 }
 
+Tensor WorkingCopies::padded_grad(int unit) const {
+  return grads_[unit].as(DType::f32, {shards_[unit].padded});
+}
+
 void WorkingCopies::acquire_params(const std::vector<int>& units) {
-  if (!copy_params_) return;
   for (int u : units) {
-    const int64_t n = stored_.params[u].numel();
-    params_[u] = alloc_.allocate(static_cast<size_t>(n) * sizeof(float), MemoryCategory::workspace,
-                                 "f32 working weights");
-    view_.params[u] = params_[u].as(DType::f32, {n});
-    be_.convert(view_.params[u], stored_.params[u]);
+    const ShardLayout& s = shards_[u];
+    Tensor whole = stored_.params[u];
+    Buffer gathered;
+    if (gather_group_ != nullptr) {
+      gathered = alloc_.allocate(static_cast<size_t>(s.padded) * dtype_size(dtype_),
+                                 MemoryCategory::comm_buffers, "gathered weights");
+      Tensor full = gathered.as(dtype_, {s.padded});
+      gather_group_->all_gather(stored_.params[u], full)->wait();
+      whole = full.view(0, {s.numel});
+    }
+    if (convert_params_) {
+      params_[u] = alloc_.allocate(static_cast<size_t>(s.numel) * sizeof(float),
+                                   MemoryCategory::workspace, "f32 working weights");
+      view_.params[u] = params_[u].as(DType::f32, {s.numel});
+      be_.convert(view_.params[u], whole);
+    } else if (gather_group_ != nullptr) {
+      params_[u] = std::move(gathered);
+      view_.params[u] = whole;
+    }
   }
 }
 
 void WorkingCopies::release_params(const std::vector<int>& units) {
-  if (!copy_params_) return;
+  if (!convert_params_ && gather_group_ == nullptr) return;
   for (int u : units) {
     params_[u].reset();
     view_.params[u] = Tensor();
@@ -40,15 +62,16 @@ void WorkingCopies::release_params(const std::vector<int>& units) {
 
 void WorkingCopies::acquire_grads(const std::vector<int>& units) {
   if (!own_grads_) return;
-  const MemoryCategory category =
-      transient_grads_ ? MemoryCategory::grads : MemoryCategory::workspace;
   for (int u : units) {
     if (!grads_[u].empty()) continue;
-    const int64_t n = stored_.params[u].numel();
-    grads_[u] = alloc_.allocate(static_cast<size_t>(n) * sizeof(float), category,
-                                transient_grads_ ? "gradient" : "f32 working gradient");
-    view_.grads[u] = grads_[u].as(DType::f32, {n});
-    be_.fill(view_.grads[u], 0.0f);
+    const ShardLayout& s = shards_[u];
+    const int64_t n = transient_grads_ ? s.padded : s.numel;
+    grads_[u] =
+        alloc_.allocate(static_cast<size_t>(n) * sizeof(float),
+                        transient_grads_ ? MemoryCategory::grads : MemoryCategory::workspace,
+                        transient_grads_ ? "gradient" : "f32 working gradient");
+    be_.fill(grads_[u].as(DType::f32, {n}), 0.0f);
+    view_.grads[u] = grads_[u].as(DType::f32, {s.numel});
   }
 }
 

@@ -1,41 +1,48 @@
-// WorkingCopies: the f32 tensors a unit's forward and backward compute with.
+// WorkingCopies: the full-unit f32 tensors a unit's forward and backward compute with.
 //
-// Weights: when they are stored in bf16 or fp16, a unit's stored weights are converted
-// to an f32 copy (workspace) before it runs and dropped after; f32 weights are used as
-// they are.
+// Weights: with ZeRO-3 a rank stores only its shard of each unit, and acquire_params
+// all-gathers the unit (comm_buffers) just before it runs; with bf16/fp16 storage the
+// unit is converted to an f32 copy (workspace) and the 16-bit one dropped; f32 weights
+// stored whole are used as they are. release_params frees what acquire made.
 // Gradients, in one of two modes:
-//  - accumulate (non-fused optimizers): each unit's gradient lives in a stored buffer;
-//    with bf16/fp16 storage the unit accumulates into an f32 buffer (workspace) that is
-//    added once into the stored gradient by flush_grads; with f32 storage the stored
-//    buffer is used directly;
-//  - transient (LOMO, AdaLomo): there is no stored gradient; acquire_grads gives a unit a
-//    zeroed f32 gradient (grads category) that release_grads frees after its update.
+//  - stored (sgd/adamw without gradient sharding): each unit's gradient lives in a
+//    stored buffer; with bf16/fp16 storage the unit accumulates into an f32 buffer
+//    (workspace) added once into the stored gradient by flush_grads; with f32 storage
+//    the stored buffer is used directly;
+//  - transient (LOMO, AdaLomo, and ZeRO-2/3): acquire_grads gives a unit a zeroed f32
+//    gradient of the unit's padded length (grads category), which the Engine reduces
+//    and uses, then release_grads frees.
 //
 // Thread-safety: one per Engine, used from one thread.
 #pragma once
 
 #include <vector>
 
+#include "comm/communicator.h"
 #include "core/allocator.h"
 #include "core/backend.h"
 #include "core/model.h"
+#include "parallel/shard.h"
 
 namespace llmft {
 
 class WorkingCopies {
  public:
-  // stored.grads is empty in transient mode and for inference. `stored` must outlive
-  // this object.
+  // `stored` holds whole units (or, with `gather_group`, this rank's shards) and, in
+  // stored mode, their gradients. `stored` and `shards` must outlive this object.
   WorkingCopies(Backend& backend, Allocator& allocator, const UnitTensors& stored,
-                bool transient_grads);
+                const std::vector<ShardLayout>& shards, bool transient_grads,
+                Communicator* gather_group);
 
-  // What model code receives: f32 views, valid for acquired units.
+  // What model code receives: f32 views of whole units, valid for acquired units.
   const UnitTensors& view() const { return view_; }
+  // The padded f32 gradient of a unit in transient mode (view().grads is its prefix).
+  Tensor padded_grad(int unit) const;
   void acquire_params(const std::vector<int>& units);
   void release_params(const std::vector<int>& units);
   // Gives each unit a zeroed f32 gradient buffer, unless it already has one.
   void acquire_grads(const std::vector<int>& units);
-  // Accumulate mode: stored gradient += working gradient, then releases the working one.
+  // Stored mode: stored gradient += working gradient, then releases the working one.
   void flush_grads(int unit);
   // Transient mode: frees the unit's gradient.
   void release_grads(int unit);
@@ -44,7 +51,10 @@ class WorkingCopies {
   Backend& be_;
   Allocator& alloc_;
   const UnitTensors& stored_;
-  bool copy_params_, own_grads_, transient_grads_;
+  const std::vector<ShardLayout>& shards_;
+  Communicator* gather_group_;
+  bool convert_params_, own_grads_, transient_grads_;
+  DType dtype_;
   UnitTensors view_;
   std::vector<Buffer> params_, grads_;
 };

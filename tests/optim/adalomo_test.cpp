@@ -75,7 +75,7 @@ TEST_CASE("AdaLomo matches a reference implementation of its update") {
   OptimizerConfig cfg;
   cfg.kind = OptimizerKind::adalomo;
   cfg.weight_decay = 0.05f;
-  auto opt = make_optimizer(cfg, be, alloc, {u});
+  auto opt = make_optimizer(cfg, be, alloc, {u}, {whole(u)});
   CHECK(opt->fused());
   CHECK(alloc.current(MemoryCategory::optimizer_state) ==
         rounded_allocation((5 + 7 + 6) * sizeof(float)));
@@ -90,7 +90,7 @@ TEST_CASE("AdaLomo matches a reference implementation of its update") {
   for (int t = 1; t <= 5; ++t) {
     for (float& g : grads) g = normal(rng) * (t == 3 ? 50.0f : 1.0f);  // t = 3 exercises the clip
     opt->begin_step(t);
-    opt->update_unit(0, u, Tensor(params.data(), DType::f32, {41}),
+    opt->update_unit(0, u, whole(u), Tensor(params.data(), DType::f32, {41}),
                      Tensor(grads.data(), DType::f32, {41}), 0.01f, 0.5f);
     matrix.step({grads.begin(), grads.begin() + 35}, t, 0.01, 0.05, 0.5);
     vector.step({grads.begin() + 35, grads.end()}, t, 0.01, 0.0, 0.5);

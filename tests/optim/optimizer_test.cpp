@@ -35,7 +35,7 @@ TEST_CASE("AdamW matches a reference implementation over several steps") {
   cfg.beta2 = 0.9f;
   cfg.eps = 1e-6f;
   cfg.weight_decay = 0.1f;
-  auto opt = make_optimizer(cfg, be, alloc, {u});
+  auto opt = make_optimizer(cfg, be, alloc, {u}, {whole(u)});
   CHECK(alloc.current(MemoryCategory::optimizer_state) == 2 * rounded_allocation(8 * 4));
   std::mt19937_64 rng(1);
   std::normal_distribution<float> normal;
@@ -46,7 +46,7 @@ TEST_CASE("AdamW matches a reference implementation over several steps") {
   for (int step = 1; step <= 4; ++step) {
     for (float& x : g) x = normal(rng);
     opt->begin_step(step);
-    opt->update_unit(0, u, Tensor(p.data(), DType::f32, {8}), Tensor(g.data(), DType::f32, {8}), lr,
+    opt->update_unit(0, u, whole(u), Tensor(p.data(), DType::f32, {8}), Tensor(g.data(), DType::f32, {8}), lr,
                      scale);
     for (int i = 0; i < 8; ++i) {
       const double wd = i < 6 ? cfg.weight_decay : 0.0;
@@ -69,13 +69,13 @@ TEST_CASE("SGD with momentum matches torch.optim.SGD's definition") {
   cfg.kind = OptimizerKind::sgd;
   cfg.momentum = 0.9f;
   cfg.weight_decay = 0.01f;
-  auto opt = make_optimizer(cfg, be, alloc, {u});
+  auto opt = make_optimizer(cfg, be, alloc, {u}, {whole(u)});
   std::vector<float> p(8, 1.0f), g(8);
   std::vector<double> ref(8, 1.0), buf(8, 0.0);
   for (int step = 1; step <= 3; ++step) {
     for (int i = 0; i < 8; ++i) g[i] = 0.1f * (i + step);
     opt->begin_step(step);
-    opt->update_unit(0, u, Tensor(p.data(), DType::f32, {8}), Tensor(g.data(), DType::f32, {8}),
+    opt->update_unit(0, u, whole(u), Tensor(p.data(), DType::f32, {8}), Tensor(g.data(), DType::f32, {8}),
                      0.1f, 1.0f);
     for (int i = 0; i < 8; ++i) {
       const double wd = i < 6 ? cfg.weight_decay : 0.0;
@@ -91,7 +91,8 @@ TEST_CASE("plain SGD keeps no state") {
   Allocator alloc(be.memory(), 0);
   OptimizerConfig cfg;
   cfg.kind = OptimizerKind::sgd;
-  auto opt = make_optimizer(cfg, be, alloc, {two_param_unit()});
+  const UnitLayout u = two_param_unit();
+  auto opt = make_optimizer(cfg, be, alloc, {u}, {whole(u)});
   CHECK(alloc.current(MemoryCategory::optimizer_state) == 0);
 }
 

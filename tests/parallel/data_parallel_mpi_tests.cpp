@@ -1,7 +1,7 @@
-// Data parallelism under mpiexec (-n 2 and -n 4): every optimizer, with and without
-// clipping, trains to the same losses and weights as one rank given the same global
-// batch; communication per step matches a ring all-reduce of the gradients; the memory
-// model holds on every rank. Checks are CHECKs so that every rank enters every
+// Data parallelism under mpiexec (-n 2 and -n 4): every ZeRO stage with every optimizer,
+// with and without clipping, trains to the same losses and weights as one rank given
+// the same global batch; communication per step matches the theory of each stage; the
+// memory model holds on every rank. Checks are CHECKs so that every rank enters every
 // collective (see tests/support/mpi_doctest_main.cpp).
 #include <doctest/doctest.h>
 #include <mpi.h>
@@ -29,9 +29,10 @@ struct Trainer {
   std::unique_ptr<Model> model;
   std::unique_ptr<Engine> engine;
 
-  Trainer(const ModelConfig& c, EngineOptions o, Communicator* dp) {
+  Trainer(const ModelConfig& c, EngineOptions o, Communicator* dp, int zero = 0) {
     be.set_threads(1);
     o.data_parallel = dp;
+    o.zero_stage = zero;
     model = make_model(c, be, alloc);
     engine = std::make_unique<Engine>(*model, be, alloc, o);
   }
@@ -67,45 +68,49 @@ std::vector<int32_t> rows_of(const std::vector<int32_t>& tokens, int T, int firs
 TEST_CASE("data parallel training equals one rank with the same global batch") {
   MpiCommunicator world(MPI_COMM_WORLD, 60);
   const int n = world.size(), r = world.rank(), B = 2, T = 16;
-  for (OptimizerKind kind :
-       {OptimizerKind::sgd, OptimizerKind::adamw, OptimizerKind::lomo, OptimizerKind::adalomo}) {
-    for (float clip : {0.0f, 1.0f}) {
-      const bool fused = kind == OptimizerKind::lomo || kind == OptimizerKind::adalomo;
-      const ModelFamily family = fused ? ModelFamily::llama : ModelFamily::gpt2;
-      const ModelConfig c = family_config(family, {61, 16, 32, 2, 4, 0, 64});
-      const int accum = fused ? 1 : 2;  // fused optimizers cannot accumulate
-      CAPTURE(std::string(optimizer_kind_name(kind)));
-      CAPTURE(clip);
-      Trainer parallel(c, options(kind, clip), &world), single(c, options(kind, clip), nullptr);
-      std::mt19937_64 rng(5);  // the same global batches on every rank
-      double worst_loss = 0;
-      for (int step = 1; step <= 10; ++step) {
-        const int rows = accum * n * B;
-        const auto inputs = random_tokens(rows * T, c.vocab_size, rng);
-        const auto targets = random_tokens(rows * T, c.vocab_size, rng);
-        std::vector<std::vector<int32_t>> mine;
-        std::vector<MicroBatch> micro;
-        for (int m = 0; m < accum; ++m) {
-          mine.push_back(rows_of(inputs, T, (m * n + r) * B, B));
-          mine.push_back(rows_of(targets, T, (m * n + r) * B, B));
+  for (int zero : {0, 1, 2, 3}) {
+    for (OptimizerKind kind :
+         {OptimizerKind::sgd, OptimizerKind::adamw, OptimizerKind::lomo, OptimizerKind::adalomo}) {
+      for (float clip : {0.0f, 1.0f}) {
+        const bool fused = kind == OptimizerKind::lomo || kind == OptimizerKind::adalomo;
+        const ModelFamily family = fused ? ModelFamily::llama : ModelFamily::gpt2;
+        const ModelConfig c = family_config(family, {61, 16, 32, 2, 4, 0, 64});
+        const int accum = fused ? 1 : 2;  // fused optimizers cannot accumulate
+        CAPTURE(zero);
+        CAPTURE(std::string(optimizer_kind_name(kind)));
+        CAPTURE(clip);
+        Trainer parallel(c, options(kind, clip), &world, zero),
+            single(c, options(kind, clip), nullptr);
+        std::mt19937_64 rng(5);  // the same global batches on every rank
+        double worst_loss = 0;
+        for (int step = 1; step <= 10; ++step) {
+          const int rows = accum * n * B;
+          const auto inputs = random_tokens(rows * T, c.vocab_size, rng);
+          const auto targets = random_tokens(rows * T, c.vocab_size, rng);
+          std::vector<std::vector<int32_t>> mine;
+          std::vector<MicroBatch> micro;
+          for (int m = 0; m < accum; ++m) {
+            mine.push_back(rows_of(inputs, T, (m * n + r) * B, B));
+            mine.push_back(rows_of(targets, T, (m * n + r) * B, B));
+          }
+          for (int m = 0; m < accum; ++m) {
+            micro.push_back(MicroBatch{B, T, mine[2 * m].data(), mine[2 * m + 1].data()});
+          }
+          const StepStats p = parallel.engine->train_step(micro, step);
+          const StepStats s =
+              single.engine->train_step({MicroBatch{rows, T, inputs.data(), targets.data()}}, step);
+          worst_loss = std::max(worst_loss, std::fabs(p.loss - s.loss) / s.loss);
+          CHECK(p.grad_norm == doctest::Approx(s.grad_norm).epsilon(1e-4));
         }
-        for (int m = 0; m < accum; ++m) {
-          micro.push_back(MicroBatch{B, T, mine[2 * m].data(), mine[2 * m + 1].data()});
+        CHECK(worst_loss < 1e-5);
+        const auto pp = parallel.params(), sp = single.params();
+        double worst = 0, scale = 0;
+        for (size_t i = 0; i < pp.size(); ++i) {
+          worst = std::max(worst, double(std::fabs(pp[i] - sp[i])));
+          scale = std::max(scale, double(std::fabs(sp[i])));
         }
-        const StepStats p = parallel.engine->train_step(micro, step);
-        const StepStats s =
-            single.engine->train_step({MicroBatch{rows, T, inputs.data(), targets.data()}}, step);
-        worst_loss = std::max(worst_loss, std::fabs(p.loss - s.loss) / s.loss);
-        CHECK(p.grad_norm == doctest::Approx(s.grad_norm).epsilon(1e-4));
+        CHECK(worst <= 1e-5 * scale);
       }
-      CHECK(worst_loss < 1e-5);
-      const auto pp = parallel.params(), sp = single.params();
-      double worst = 0, scale = 0;
-      for (size_t i = 0; i < pp.size(); ++i) {
-        worst = std::max(worst, double(std::fabs(pp[i] - sp[i])));
-        scale = std::max(scale, double(std::fabs(sp[i])));
-      }
-      CHECK(worst <= 1e-5 * scale);
     }
   }
 }
@@ -137,6 +142,34 @@ TEST_CASE("data parallel communication per step is one all-reduce of the gradien
               << 2.0 * (world.size() - 1) / world.size() * ar.bytes / 4 << " elements for "
               << params << " parameters");
     }
+  }
+}
+
+TEST_CASE("each ZeRO stage moves about 2x (stage 3: 3x) the parameters per rank per step") {
+  MpiCommunicator world(MPI_COMM_WORLD, 60);
+  const int n = world.size();
+  // Untied LLaMA: every unit is read by itself only, so stage 3 gathers each unit once for
+  // forward and once for backward.
+  const ModelConfig c = family_config(ModelFamily::llama, {61, 16, 32, 2, 4, 0, 64});
+  int64_t params = 0;
+  for (const UnitLayout& u : unit_layouts(c)) params += u.numel;
+  for (int zero : {0, 1, 2, 3}) {
+    CAPTURE(zero);
+    Trainer t(c, options(OptimizerKind::adamw, 1.0f), &world, zero);
+    std::mt19937_64 rng(6);
+    const auto tokens = random_tokens(2 * 16, c.vocab_size, rng);
+    world.reset_counters();
+    t.engine->train_step({MicroBatch{2, 16, tokens.data(), tokens.data()}}, 1);
+    auto bytes = [&](Collective k) { return world.counters()[static_cast<int>(k)].bytes; };
+    // What a ring moves per rank, in units of (n - 1) / n x the payload: an all-reduce
+    // twice its buffer, a reduce-scatter its (whole) input, an all-gather n x its shard.
+    const double elements =
+        (2.0 * bytes(Collective::all_reduce) + bytes(Collective::reduce_scatter) +
+         static_cast<double>(n) * bytes(Collective::all_gather)) /
+        4.0;
+    const double ratio = elements / static_cast<double>(params);
+    MESSAGE("ZeRO-" << zero << ": " << ratio << " x parameters per rank (x (n-1)/n on a ring)");
+    CHECK(ratio == doctest::Approx(zero == 3 ? 3.0 : 2.0).epsilon(0.02));
   }
 }
 

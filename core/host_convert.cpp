@@ -1,0 +1,25 @@
+#include "core/host_convert.h"
+
+#include <cstring>
+
+#include "core/cpu/half.h"
+#include "core/error.h"
+
+namespace llmft {
+
+std::vector<uint8_t> to_dtype_bytes(const float* values, int64_t count, DType dtype) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(count) * dtype_size(dtype));
+  if (dtype == DType::f32) {
+    std::memcpy(bytes.data(), values, bytes.size());
+    return bytes;
+  }
+  LLMFT_REQUIRE(dtype == DType::bf16 || dtype == DType::f16,
+                "internal: cannot convert weights to " << dtype_name(dtype));
+  auto* out = reinterpret_cast<uint16_t*>(bytes.data());
+  for (int64_t i = 0; i < count; ++i) {
+    out[i] = dtype == DType::bf16 ? cpu::float_to_bf16(values[i]) : cpu::float_to_fp16(values[i]);
+  }
+  return bytes;
+}
+
+}  // namespace llmft
