@@ -103,9 +103,21 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   engine_options.seed = o.seed;
 
   const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
-  const MemoryPrediction predicted = predict_memory(
-      config, RunShape{o.micro_batch, o.seq_len, engine_options.dtype, o.activation_checkpointing,
-                       engine_options.optimizer, o.clip_grad > 0});
+  // Every rank checks the worst rank's prediction, so they all refuse (or start) together.
+  MemoryPrediction predicted;
+  for (int rank = 0; rank < mpi.size(); ++rank) {
+    RunShape shape{o.micro_batch,
+                   o.seq_len,
+                   engine_options.dtype,
+                   o.activation_checkpointing,
+                   engine_options.optimizer,
+                   o.clip_grad > 0};
+    shape.zero_stage = o.zero;
+    shape.ranks = mpi.size();
+    shape.rank = rank;
+    const MemoryPrediction p = predict_memory(config, shape);
+    if (p.peak_total > predicted.peak_total) predicted = p;
+  }
   LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,
                 "this run will not fit: the memory model predicts a peak of "
                     << format_bytes(predicted.peak_total) << " ("

@@ -6,6 +6,8 @@
 #include "core/allocator.h"
 #include "core/model_factory.h"
 #include "optim/adalomo.h"
+#include "parallel/memory_timeline.h"
+#include "parallel/shard.h"
 
 namespace llmft {
 
@@ -17,13 +19,14 @@ size_t f32_bytes(int64_t elements) {
 
 // Bytes of the per-micro-batch buffers, each rounded as allocated.
 struct ActivationBytes {
-  size_t tokens = 0;           // input and target ids
-  size_t hidden = 0;           // one (N, C) f32 tensor: embedding output, block output
+  size_t ids = 0;              // one (B, T) i32 tensor: the inputs or the targets
+  size_t hidden = 0;           // one (N, C) f32 tensor: embedding output, block output,
+                               // the residual gradient, the head's d final norm
   size_t block_internals = 0;  // what a block keeps for backward besides its output
-  size_t head = 0;             // final norm output and statistics, logits
-  size_t forward_temp = 0;     // a block's forward temporary (GELU / SwiGLU output)
-  size_t backward_temp = 0;    // a block's backward temporaries
-  size_t head_backward = 0;    // the head's backward temporary (d final norm)
+  size_t final_norm = 0;       // the head's norm output and statistics
+  size_t logits = 0;
+  size_t forward_temp = 0;   // a block's forward temporary (GELU / SwiGLU output)
+  size_t backward_temp = 0;  // a block's backward temporaries
 };
 
 ActivationBytes activation_bytes(const ModelConfig& c, int64_t B, int64_t T) {
@@ -33,127 +36,258 @@ ActivationBytes activation_bytes(const ModelConfig& c, int64_t B, int64_t T) {
   // A norm keeps its output and rstd (and LayerNorm its mean).
   const size_t norm = f32_bytes(N * C) + (gpt2 ? 2 : 1) * f32_bytes(N);
   ActivationBytes a;
-  a.tokens = 2 * rounded_allocation(static_cast<size_t>(N) * 4);
+  a.ids = rounded_allocation(static_cast<size_t>(N) * 4);
   a.hidden = f32_bytes(N * C);
   // Both: 2 norms, qkv, attention output and lse, attention residual; then the MLP input
   // (GPT-2: c_fc output (N, I); LLaMA: gate/up (N, 2I)).
   a.block_internals = 2 * norm + f32_bytes(N * W) + f32_bytes(N * C) + f32_bytes(B * c.n_head * T) +
                       f32_bytes(N * C) + f32_bytes(N * (gpt2 ? I : 2 * I));
-  a.head = norm + f32_bytes(N * V);
+  a.final_norm = norm;
+  a.logits = f32_bytes(N * V);
   a.forward_temp = f32_bytes(N * I);
   a.backward_temp = gpt2 ? f32_bytes(N * std::max(I, W)) + f32_bytes(N * C)
                          : f32_bytes(N * I) + f32_bytes(N * std::max(2 * I, W)) + f32_bytes(N * C);
-  a.head_backward = f32_bytes(N * C);
   return a;
 }
 
-struct Phase {
-  std::string name;
-  CategoryBytes bytes{};
+constexpr auto kParams = MemoryCategory::params;
+constexpr auto kMaster = MemoryCategory::master_params;
+constexpr auto kGrads = MemoryCategory::grads;
+constexpr auto kState = MemoryCategory::optimizer_state;
+constexpr auto kActs = MemoryCategory::activations;
+constexpr auto kWork = MemoryCategory::workspace;
+constexpr auto kComm = MemoryCategory::comm_buffers;
+
+// One rank's step, replayed allocation by allocation in the Engine's and the model's order.
+class StepReplay {
+ public:
+  StepReplay(const ModelConfig& c, const RunShape& shape)
+      : c_(c),
+        shape_(shape),
+        units_(unit_layouts(c)),
+        a_(activation_bytes(c, shape.micro_batch, shape.seq_len)),
+        width_(dtype_size(shape.dtype)),
+        copies_(shape.dtype != DType::f32),
+        fused_(shape.optimizer.kind == OptimizerKind::lomo ||
+               shape.optimizer.kind == OptimizerKind::adalomo),
+        lomo_scatter_(shape.optimizer.kind == OptimizerKind::lomo && shape.zero_stage >= 2),
+        transient_(fused_ || shape.zero_stage >= 2),
+        held_(units_.size(), false) {
+    for (const UnitLayout& u : units_)
+      shards_.push_back(shard_layout(u.numel, shape.ranks, shape.rank));
+  }
+
+  MemoryPrediction run() {
+    persistent();
+    t_.set_phase("forward");
+    t_.take(kActs, a_.ids);
+    t_.take(kActs, a_.ids);
+    for (int u = 0; u < head() + 1; ++u) forward_unit(u);
+    if (fused_ && (shape_.clip_grad || shape_.dtype == DType::f16))
+      backward("norm pass: ", true, false);
+    backward("", false, true);
+    t_.clear(kActs);
+    if (!fused_) update();
+    MemoryPrediction out;
+    out.peak_by_category = t_.peak_by_category();
+    out.at_peak = t_.at_peak();
+    out.peak_total = t_.peak_total();
+    out.peak_phase = t_.peak_phase();
+    return out;
+  }
+
+ private:
+  int head() const { return c_.n_layer + 1; }
+  std::vector<int> read_by(int u) const {
+    if (u == head() && c_.tie_embeddings) return {u, 0};
+    return {u};
+  }
+  size_t numel(int u) const { return static_cast<size_t>(units_[u].numel); }
+  size_t padded(int u) const { return static_cast<size_t>(shards_[u].padded); }
+  size_t shard(int u) const { return static_cast<size_t>(shards_[u].shard); }
+  // The part of unit u this rank's optimizer updates.
+  size_t span(int u) const {
+    const bool sharded = fused_ ? lomo_scatter_ : shape_.zero_stage >= 1;
+    return static_cast<size_t>(sharded ? shards_[u].owned().size() : units_[u].numel);
+  }
+
+  void persistent() {
+    t_.set_phase("weights and optimizer state");
+    const int z = shape_.zero_stage;
+    for (int u = 0; u <= head(); ++u) {
+      switch (shape_.optimizer.kind) {
+        case OptimizerKind::adamw:
+          t_.take(kState, span(u) * 4);
+          t_.take(kState, span(u) * 4);
+          break;
+        case OptimizerKind::sgd:
+          if (shape_.optimizer.momentum != 0.0f) t_.take(kState, span(u) * 4);
+          break;
+        case OptimizerKind::adalomo:
+          t_.take(kState, static_cast<size_t>(adalomo_state_floats(units_[u])) * 4);
+          break;
+        case OptimizerKind::lomo:
+          break;
+      }
+    }
+    for (int u = 0; u <= head(); ++u) {
+      t_.take(kParams, (z == 3 ? shard(u) : padded(u)) * width_);
+      if (!fused_) {
+        t_.take(kGrads, (z >= 2 ? shard(u) : (z == 1 ? padded(u) : numel(u))) * width_);
+        if (copies_) t_.take(kMaster, span(u) * 4);
+      }
+    }
+    t_.take(MemoryCategory::other, 4);  // the loss accumulator
+    t_.take(MemoryCategory::other, 8);  // the engine's scalars
+  }
+
+  void acquire_params(int u) {
+    for (int x : read_by(u)) {
+      if (shape_.zero_stage == 3) t_.take(kComm, padded(x) * width_);
+      if (copies_) {
+        t_.take(kWork, numel(x) * 4);
+        if (shape_.zero_stage == 3) t_.give_back(kComm, padded(x) * width_);
+      }
+    }
+  }
+  void release_params(int u) {
+    for (int x : read_by(u)) {
+      if (copies_) {
+        t_.give_back(kWork, numel(x) * 4);
+      } else if (shape_.zero_stage == 3) {
+        t_.give_back(kComm, padded(x) * width_);
+      }
+    }
+  }
+  void acquire_grads(int u) {
+    if (!transient_ && !copies_) return;
+    for (int x : read_by(u)) {
+      if (held_[x]) continue;
+      held_[x] = true;
+      if (transient_) {
+        t_.take(kGrads, padded(x) * 4);
+      } else {
+        t_.take(kWork, numel(x) * 4);
+      }
+    }
+  }
+  void release_grad(int x) {
+    if (!held_[x]) return;
+    held_[x] = false;
+    if (transient_) {
+      t_.give_back(kGrads, padded(x) * 4);
+    } else {
+      t_.give_back(kWork, numel(x) * 4);
+    }
+  }
+  // After unit x's gradient is complete: its reduction (and a fused update).
+  void gradient_done(int x, bool update) {
+    const int z = shape_.zero_stage;
+    if (!fused_ ? z >= 2 : lomo_scatter_) {
+      t_.take(kComm, shard(x) * 4);  // this rank's reduce-scattered shard
+      if (fused_ && update && z == 2) {
+        t_.take(kComm, shard(x) * width_);  // the weight shard sent to the all-gather
+        t_.give_back(kComm, shard(x) * width_);
+      }
+      t_.give_back(kComm, shard(x) * 4);
+    } else if (fused_ && update && z == 3) {
+      t_.take(kComm, padded(x) * width_);  // AdaLomo gathers the whole unit to update it
+      t_.give_back(kComm, padded(x) * width_);
+    }
+    release_grad(x);
+  }
+
+  void block_forward() {
+    t_.take(kActs, a_.block_internals);
+    t_.take(kWork, a_.forward_temp);
+    t_.take(kActs, a_.hidden);
+    t_.give_back(kWork, a_.forward_temp);
+  }
+
+  void forward_unit(int u) {
+    acquire_params(u);
+    if (u == 0) {
+      t_.take(kActs, a_.hidden);
+    } else if (u == head()) {
+      t_.take(kActs, a_.final_norm);
+      t_.take(kActs, a_.logits);
+    } else {
+      block_forward();
+      if (shape_.activation_checkpointing) t_.give_back(kActs, a_.block_internals);
+    }
+    release_params(u);
+  }
+
+  void backward(const std::string& pass, bool keep, bool update) {
+    internals_present_ = !shape_.activation_checkpointing;
+    for (int u = head(); u >= 0; --u) {
+      acquire_params(u);
+      acquire_grads(u);
+      if (u == head()) {
+        t_.set_phase(pass + "backward of the head");
+        t_.take(kWork, a_.hidden);  // the residual gradient
+        t_.take(kWork, a_.hidden);  // d final norm
+        if (!keep) {
+          t_.give_back(kActs, a_.logits);
+          t_.give_back(kActs, a_.final_norm);
+        }
+        t_.give_back(kWork, a_.hidden);
+      } else if (u == 0) {
+        t_.set_phase(pass + "backward of the embedding");
+        t_.give_back(kWork, a_.hidden);
+        if (!keep) t_.give_back(kActs, a_.hidden);
+      } else {
+        t_.set_phase(pass + "backward of block " + std::to_string(u - 1));
+        if (!internals_present_) {
+          t_.give_back(kActs, a_.hidden);  // the output goes, then the block is recomputed
+          block_forward();
+        }
+        t_.take(kWork, a_.backward_temp);
+        t_.give_back(kWork, a_.backward_temp);
+        if (!keep) {
+          t_.give_back(kActs, a_.block_internals + a_.hidden);
+        } else if (shape_.activation_checkpointing) {
+          t_.give_back(kActs, a_.block_internals);
+        }
+      }
+      release_params(u);
+      for (int x : read_by(u)) {
+        if (x == u) gradient_done(x, update);
+      }
+    }
+  }
+
+  void update() {
+    t_.set_phase("optimizer update");
+    const int z = shape_.zero_stage;
+    if (z == 1) {
+      for (int u = 0; u <= head(); ++u) t_.take(kComm, shard(u) * width_);  // gradient shards
+    }
+    if (z == 1 || z == 2) {
+      for (int u = 0; u <= head(); ++u) {
+        t_.take(kComm, shard(u) * width_);  // the weight shard sent to the all-gather
+        t_.give_back(kComm, shard(u) * width_);
+      }
+    }
+    t_.clear(kComm);
+  }
+
+  const ModelConfig& c_;
+  RunShape shape_;
+  std::vector<UnitLayout> units_;
+  std::vector<ShardLayout> shards_;
+  ActivationBytes a_;
+  size_t width_;
+  bool copies_, fused_, lomo_scatter_, transient_;
+  std::vector<bool> held_;
+  bool internals_present_ = true;
+  MemoryTimeline t_;
 };
 
 }  // namespace
 
 MemoryPrediction predict_memory(const ModelConfig& c, const RunShape& shape) {
-  const std::vector<UnitLayout> units = unit_layouts(c);
-  const int U = static_cast<int>(units.size()), L = c.n_layer, head_unit = L + 1;
-  const size_t width = dtype_size(shape.dtype);
-  const bool copies = shape.dtype != DType::f32;  // f32 working weights per unit
-  const OptimizerKind kind = shape.optimizer.kind;
-  const bool fused = kind == OptimizerKind::lomo || kind == OptimizerKind::adalomo;
-  auto add = [](CategoryBytes& b, MemoryCategory cat, size_t bytes) { b[index_of(cat)] += bytes; };
-
-  CategoryBytes persistent{};
-  std::vector<size_t> f32_unit(U);  // an f32 copy of a unit (working weights or gradients)
-  for (int u = 0; u < U; ++u) {
-    const size_t n = static_cast<size_t>(units[u].numel);
-    f32_unit[u] = rounded_allocation(n * 4);
-    add(persistent, MemoryCategory::params, rounded_allocation(n * width));
-    if (!fused) {
-      add(persistent, MemoryCategory::grads, rounded_allocation(n * width));
-      if (copies) add(persistent, MemoryCategory::master_params, f32_unit[u]);
-    }
-    size_t state = 0;
-    if (kind == OptimizerKind::adamw) state = 2 * f32_unit[u];
-    if (kind == OptimizerKind::sgd && shape.optimizer.momentum != 0.0f) state = f32_unit[u];
-    if (kind == OptimizerKind::adalomo) state = f32_bytes(adalomo_state_floats(units[u]));
-    add(persistent, MemoryCategory::optimizer_state, state);
-  }
-  add(persistent, MemoryCategory::other, 2 * f32_bytes(1));  // loss and norm scalars
-
-  const ActivationBytes a = activation_bytes(c, shape.micro_batch, shape.seq_len);
-  const size_t full_block = a.block_internals + a.hidden;
-  // What a finished block keeps until its backward.
-  const size_t kept_block = shape.activation_checkpointing ? a.hidden : full_block;
-  // The units a unit reads: itself, and unit 0 for a tied head.
-  auto read_by = [&](int u) {
-    return f32_unit[u] + (u == head_unit && c.tie_embeddings ? f32_unit[0] : 0);
-  };
-  // The tied embedding's gradient lives from the head's backward to unit 0's.
-  const size_t tied = c.tie_embeddings ? f32_unit[0] : 0;
-  // Backward of unit u: working weights (16-bit storage), and f32 gradients: working
-  // ones summed into the stored gradient (workspace), or a fused optimizer's transient
-  // ones (grads). `extra` is a gradient still held for a later unit.
-  auto weights = [&](int u) { return copies ? read_by(u) : size_t{0}; };
-  auto working_grads = [&](int u, size_t extra) {
-    return !fused && copies ? read_by(u) + extra : size_t{0};
-  };
-  auto transient_grads = [&](int u, size_t extra) {
-    return fused ? read_by(u) + extra : size_t{0};
-  };
-
-  std::vector<Phase> phases;
-  auto phase = [&](const std::string& name, size_t activations, size_t workspace, size_t grads) {
-    Phase p{name, persistent};
-    add(p.bytes, MemoryCategory::activations, activations);
-    add(p.bytes, MemoryCategory::workspace, workspace);
-    add(p.bytes, MemoryCategory::grads, grads);
-    phases.push_back(p);
-  };
-  const size_t base = a.tokens + a.hidden;  // ids and the embedding output
-  phase("forward of the embedding", base, weights(0), 0);
-  // A block's forward peaks at its temporary, before its output is taken.
-  phase("forward of the last block", base + (L - 1) * kept_block + a.block_internals,
-        weights(1) + a.forward_temp, 0);
-  const size_t end_of_forward = base + L * kept_block + a.head;
-  phase("forward of the head", end_of_forward, weights(head_unit), 0);
-  // Backward, as the last (or only) pass: activations fall unit by unit.
-  auto backward_phases = [&](const std::string& pass, size_t held_for_block) {
-    phase(pass + "backward of the head", end_of_forward,
-          weights(head_unit) + working_grads(head_unit, 0) + a.hidden + a.head_backward,
-          transient_grads(head_unit, 0));
-    const size_t block_tied = c.tie_embeddings ? tied : 0;
-    phase(pass + "backward of the last block", held_for_block,
-          weights(1) + working_grads(1, block_tied) + a.hidden + a.backward_temp,
-          transient_grads(1, block_tied));
-  };
-  // Fused optimizers with clipping or fp16 first run a norm pass that keeps every
-  // activation (checkpointed blocks recompute their internals).
-  if (fused && (shape.clip_grad || shape.dtype == DType::f16)) {
-    const size_t recomputed = shape.activation_checkpointing ? a.block_internals : 0;
-    backward_phases("norm pass: ", end_of_forward + recomputed);
-    phase("norm pass: backward of the embedding", end_of_forward, weights(0) + a.hidden,
-          transient_grads(0, 0));
-  }
-  // The last block's backward holds every earlier block, its own activations
-  // (recomputed under checkpointing), the residual gradient and its temporaries.
-  backward_phases("", base + (L - 1) * kept_block + full_block);
-  phase("backward of the embedding", base, weights(0) + working_grads(0, 0) + a.hidden,
-        transient_grads(0, 0));
-
-  MemoryPrediction out;
-  for (const Phase& p : phases) {
-    for (int i = 0; i < kMemoryCategoryCount; ++i) {
-      out.peak_by_category[i] = std::max(out.peak_by_category[i], p.bytes[i]);
-    }
-    const size_t total = total_bytes(p.bytes);
-    if (total > out.peak_total) {
-      out.peak_total = total;
-      out.at_peak = p.bytes;
-      out.peak_phase = p.name;
-    }
-  }
-  return out;
+  return StepReplay(c, shape).run();
 }
 
 }  // namespace llmft

@@ -1,9 +1,12 @@
 // The memory model: predicts a rank's peak device memory per allocator category from
-// the model config and the run's shape alone, before anything is allocated. It follows
-// the step's timeline (forward unit by unit, backward in reverse) and, at each point,
-// adds what each layer holds as its header comment states (core/gpt2, core/llama,
-// core/decoder), rounding every allocation as the Allocator does. Tests hold it to
-// within 1% of the allocator's measured peak, per category and in total.
+// the model config and the run's shape alone, before anything is allocated. It replays
+// the step's timeline on a MemoryTimeline — weights, gradients and optimizer state as
+// the ZeRO stage lays them out on this rank; forward unit by unit (gathering ZeRO-3
+// weights, converting 16-bit ones); backward in reverse with each layer's activations
+// and temporaries as its header comment states (core/gpt2, core/llama, core/decoder),
+// the gradients' reduction buffers, the fused optimizers' norm pass, and the update —
+// rounding every allocation as the Allocator does. Tests hold it to within 1% of the
+// allocator's measured peak, per category and in total, on every rank.
 #pragma once
 
 #include <string>
@@ -22,6 +25,9 @@ struct RunShape {
   bool activation_checkpointing = false;
   OptimizerConfig optimizer;
   bool clip_grad = false;  // gradient clipping on (fused optimizers then run a norm pass)
+  int zero_stage = 0;
+  int ranks = 1;  // data-parallel group size
+  int rank = 0;   // this rank in the group (the last ranks may own fewer elements)
 };
 
 struct MemoryPrediction {

@@ -72,3 +72,13 @@ add_test(NAME cli_config_file COMMAND bash -c
    '${llmft}' --config '${cli_dir}/run.ini' --data '${cli_dir}/val.tok' --steps 2 --micro-batch 2 --threads 1")
 set_tests_properties(cli_config_file PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
   PASS_REGULAR_EXPRESSION "windows of 16 tokens.*step +2/2")
+
+cli_failure(bad_zero_stage "--zero 4: ZeRO stages are 0, 1, 2 and 3"
+  --data ${cli_dir}/val.tok --zero 4 ${train_outputs})
+
+# Two ranks with ZeRO-3 train end to end through the llmft binary.
+add_test(NAME cli_zero3_two_ranks COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
+  ${LLMFT_MPI_FLAGS} ${llmft} --model llama-tiny --data ${cli_dir}/val.tok --zero 3 --dtype bf16
+  --steps 3 --seq-len 32 --micro-batch 2 --threads 1 --log-every 1)
+set_tests_properties(cli_zero3_two_ranks PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "2 ranks x 2 x 1 windows.*step +3/3")
