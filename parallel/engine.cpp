@@ -1,5 +1,6 @@
 #include "parallel/engine.h"
 
+#include <chrono>
 #include <cmath>
 
 #include "core/error.h"
@@ -109,7 +110,7 @@ void Engine::forward() {
   }
 }
 
-void Engine::backward(bool reduce) {
+double Engine::backward(bool reduce) {
   const int n = static_cast<int>(model_.units().size());
   std::vector<std::unique_ptr<CommRequest>> pending;
   for (int u = n - 1; u >= 0; --u) {
@@ -133,7 +134,9 @@ void Engine::backward(bool reduce) {
       }
     }
   }
+  const auto start = std::chrono::steady_clock::now();
   for (auto& request : pending) request->wait();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 double Engine::sum_over_ranks(double value) {
@@ -233,7 +236,7 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
   for (size_t m = 0; m < micro_batches.size(); ++m) {
     model_.begin_micro_batch(micro_batches[m], loss_scale, false);
     forward();
-    backward(m + 1 == micro_batches.size());
+    stats.exposed_comm_seconds += backward(m + 1 == micro_batches.size());
     model_.end_micro_batch();
   }
   stats.loss = sum_over_ranks(model_.loss_sum()) / static_cast<double>(stats.target_tokens);

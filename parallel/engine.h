@@ -67,6 +67,9 @@ struct StepStats {
   float loss_scale = 1.0f;  // the scale this step's gradients carried
   bool skipped = false;     // the gradients overflowed and no weight changed
   int64_t target_tokens = 0;
+  // Time spent waiting for DDP's gradient all-reduces after backward: the part of their
+  // communication that compute did not hide.
+  double exposed_comm_seconds = 0.0;
 };
 
 class Engine {
@@ -99,7 +102,8 @@ class Engine {
   void allocate_unit(int unit, bool stored_grads, bool has_master);
   void forward();
   // `reduce`: reduce each unit's gradient once the step's last micro-batch completes it.
-  void backward(bool reduce);
+  // Returns the seconds spent waiting for the reductions after the last unit.
+  double backward(bool reduce);
   // Sums a host value over the data-parallel group (identity with one rank).
   double sum_over_ranks(double value);
   // In-place collectives over the data-parallel group (no-ops with one rank).
