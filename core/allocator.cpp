@@ -19,36 +19,22 @@ Allocator::~Allocator() = default;
 
 Buffer Allocator::allocate(size_t bytes, MemoryCategory category, const std::string& what) {
   size_t rounded = rounded_allocation(bytes);
-  if (budget_ != 0 && total_current_ + rounded > budget_) {
+  if (budget_ != 0 && usage_.total_current() + rounded > budget_) {
     LLMFT_FAIL("out of device memory: allocating "
                << format_bytes(rounded) << " for " << what << " (" << memory_category_name(category)
-               << ") needs " << format_bytes(total_current_ + rounded)
+               << ") needs " << format_bytes(usage_.total_current() + rounded)
                << " in all, over the budget of " << format_bytes(budget_)
-               << "; in use: " << describe_bytes(current_)
+               << "; in use: " << describe_bytes(usage_.current_by_category())
                << ". Raise --device-memory, or lower --micro-batch or --seq-len");
   }
   void* ptr = memory_.allocate(rounded);
-  int i = index_of(category);
-  current_[i] += rounded;
-  total_current_ += rounded;
-  if (current_[i] > peak_[i]) peak_[i] = current_[i];
-  if (total_current_ > total_peak_) {
-    total_peak_ = total_current_;
-    at_total_peak_ = current_;
-  }
+  usage_.add(category, rounded);
   return Buffer(this, ptr, bytes, rounded, category);
 }
 
 void Allocator::release(void* ptr, size_t rounded_bytes, MemoryCategory category) {
   memory_.release(ptr, rounded_bytes);
-  current_[index_of(category)] -= rounded_bytes;
-  total_current_ -= rounded_bytes;
-}
-
-void Allocator::reset_peaks() {
-  peak_ = current_;
-  total_peak_ = total_current_;
-  at_total_peak_ = current_;
+  usage_.remove(category, rounded_bytes);
 }
 
 Buffer::Buffer(Buffer&& other) noexcept {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/memory_category.h"
+#include "core/memory_usage.h"
 #include "core/tensor.h"
 
 namespace llmft {
@@ -43,16 +44,16 @@ class Allocator {
   Buffer allocate(size_t bytes, MemoryCategory category, const std::string& what);
 
   size_t budget() const { return budget_; }
-  size_t current(MemoryCategory c) const { return current_[index_of(c)]; }
-  size_t peak(MemoryCategory c) const { return peak_[index_of(c)]; }
-  size_t total_current() const { return total_current_; }
-  size_t total_peak() const { return total_peak_; }
-  const CategoryBytes& current_by_category() const { return current_; }
-  const CategoryBytes& peak_by_category() const { return peak_; }
+  size_t current(MemoryCategory c) const { return usage_.current(c); }
+  size_t peak(MemoryCategory c) const { return usage_.peak(c); }
+  size_t total_current() const { return usage_.total_current(); }
+  size_t total_peak() const { return usage_.total_peak(); }
+  const CategoryBytes& current_by_category() const { return usage_.current_by_category(); }
+  const CategoryBytes& peak_by_category() const { return usage_.peak_by_category(); }
   // The per-category bytes at the moment the total peaked.
-  const CategoryBytes& at_total_peak() const { return at_total_peak_; }
+  const CategoryBytes& at_total_peak() const { return usage_.at_total_peak(); }
   // Starts a new peak window at the current usage.
-  void reset_peaks();
+  void reset_peaks() { usage_.reset_peaks(); }
 
  private:
   friend class Buffer;
@@ -60,11 +61,7 @@ class Allocator {
 
   DeviceMemory& memory_;
   size_t budget_;
-  CategoryBytes current_{};
-  CategoryBytes peak_{};
-  CategoryBytes at_total_peak_{};
-  size_t total_current_ = 0;
-  size_t total_peak_ = 0;
+  MemoryUsage usage_;
 };
 
 // One allocation, released when the Buffer is destroyed or reset. Move-only.

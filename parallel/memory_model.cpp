@@ -89,9 +89,9 @@ class StepReplay {
     t_.clear(kActs);
     if (!fused_) update();
     MemoryPrediction out;
-    out.peak_by_category = t_.peak_by_category();
-    out.at_peak = t_.at_peak();
-    out.peak_total = t_.peak_total();
+    out.peak_by_category = t_.usage().peak_by_category();
+    out.at_peak = t_.usage().at_total_peak();
+    out.peak_total = t_.usage().total_peak();
     out.peak_phase = t_.peak_phase();
     return out;
   }

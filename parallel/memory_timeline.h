@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/allocator.h"
-#include "core/memory_category.h"
+#include "core/memory_usage.h"
 
 namespace llmft {
 
@@ -19,14 +19,11 @@ class MemoryTimeline {
   // Releases everything held in the category.
   void clear(MemoryCategory category);
 
-  const CategoryBytes& peak_by_category() const { return peak_; }
-  const CategoryBytes& at_peak() const { return at_peak_; }
-  size_t peak_total() const { return peak_total_; }
+  const MemoryUsage& usage() const { return usage_; }
   const std::string& peak_phase() const { return peak_phase_; }
 
  private:
-  CategoryBytes current_{}, peak_{}, at_peak_{};
-  size_t total_ = 0, peak_total_ = 0;
+  MemoryUsage usage_;
   std::string phase_, peak_phase_;
 };
 

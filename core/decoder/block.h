@@ -17,6 +17,11 @@ struct BlockShape {
   int64_t rows() const { return static_cast<int64_t>(batch) * seq_len; }
 };
 
+// The f32 tensor of `shape` in a buffer a block took.
+inline Tensor f32_view(const Buffer& buffer, Shape shape) {
+  return buffer.as(DType::f32, std::move(shape));
+}
+
 struct BlockContext {
   Backend& be;
   Allocator& alloc;

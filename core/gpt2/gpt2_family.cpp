@@ -40,10 +40,6 @@ struct Internals : BlockInternals {
   Buffer qkv, att, lse, res2, fc;
 };
 
-Tensor view(const Buffer& b, Shape shape) {
-  return b.as(DType::f32, std::move(shape));
-}
-
 }  // namespace
 
 UnitLayout Gpt2Family::embedding_layout(const ModelConfig& c) const {
@@ -139,26 +135,27 @@ void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layou
   Tensor narrow = ctx.take(narrow_buf, {N, C}, ws, "block backward (narrow)");
 
   // MLP; stream = d out.
-  Tensor fc = view(in.fc, {N, I});
+  Tensor fc = f32_view(in.fc, {N, I});
   Tensor gelu = wide.view(0, {N, I});
   ctx.be.gelu_forward(gelu, fc);
   ctx.be.linear_backward(Tensor(), false, g.mlp_proj_w, g.mlp_proj_b, stream, gelu, w.mlp_proj_w);
   Tensor dfc = gelu;  // gelu(fc) is no longer needed: reuse its memory
   ctx.be.linear_backward(dfc, false, Tensor(), Tensor(), stream, gelu, w.mlp_proj_w);
   ctx.be.gelu_backward(dfc, fc, dfc);
-  ctx.be.linear_backward(narrow, false, g.fc_w, g.fc_b, dfc, view(in.ln2.out, {N, C}), w.fc_w);
+  ctx.be.linear_backward(narrow, false, g.fc_w, g.fc_b, dfc, f32_view(in.ln2.out, {N, C}), w.fc_w);
   // stream becomes d res2 = d out + LayerNorm-2 backward.
-  norm_backward(ctx, NormKind::layernorm, stream, g.ln2_w, g.ln2_b, narrow, view(in.res2, {N, C}),
-                w.ln2_w, in.ln2);
+  norm_backward(ctx, NormKind::layernorm, stream, g.ln2_w, g.ln2_b, narrow,
+                f32_view(in.res2, {N, C}), w.ln2_w, in.ln2);
 
   // Attention.
-  Tensor att = view(in.att, {N, C});
+  Tensor att = f32_view(in.att, {N, C});
   ctx.be.linear_backward(narrow, false, g.attn_proj_w, g.attn_proj_b, stream, att, w.attn_proj_w);
   Tensor dqkv = wide.view(0, {s.batch, s.seq_len, QKV});
-  ctx.be.attention_backward(dqkv, narrow, view(in.qkv, {s.batch, s.seq_len, QKV}), att,
-                            view(in.lse, {s.batch, c.n_head, s.seq_len}), c.n_head, c.n_kv_head);
+  ctx.be.attention_backward(dqkv, narrow, f32_view(in.qkv, {s.batch, s.seq_len, QKV}), att,
+                            f32_view(in.lse, {s.batch, c.n_head, s.seq_len}), c.n_head,
+                            c.n_kv_head);
   ctx.be.linear_backward(narrow, false, g.qkv_w, g.qkv_b, dqkv.reshaped({N, QKV}),
-                         view(in.ln1.out, {N, C}), w.qkv_w);
+                         f32_view(in.ln1.out, {N, C}), w.qkv_w);
   // stream becomes d x = d res2 + LayerNorm-1 backward.
   norm_backward(ctx, NormKind::layernorm, stream, g.ln1_w, g.ln1_b, narrow, x, w.ln1_w, in.ln1);
 }

@@ -50,10 +50,6 @@ struct Internals : BlockInternals {
   Buffer qkv, att, lse, res2, gate_up;
 };
 
-Tensor view(const Buffer& b, Shape shape) {
-  return b.as(DType::f32, std::move(shape));
-}
-
 }  // namespace
 
 UnitLayout LlamaFamily::embedding_layout(const ModelConfig& c) const {
@@ -142,28 +138,29 @@ void LlamaFamily::block_backward(const BlockContext& ctx, const UnitLayout& layo
   Tensor narrow = ctx.take(narrow_buf, {N, C}, ws, "block backward (narrow)");
 
   // MLP; stream = d out.
-  Tensor gate_up = view(in.gate_up, {N, 2 * I});
+  Tensor gate_up = f32_view(in.gate_up, {N, 2 * I});
   ctx.be.swiglu_forward(hidden, gate_up);
   ctx.be.linear_backward(Tensor(), false, g.down, Tensor(), stream, hidden, w.down);
   Tensor dhidden = hidden;  // silu(g) * u is no longer needed: reuse its memory
   ctx.be.linear_backward(dhidden, false, Tensor(), Tensor(), stream, hidden, w.down);
   Tensor dgate_up = wide.view(0, {N, 2 * I});
   ctx.be.swiglu_backward(dgate_up, gate_up, dhidden);
-  ctx.be.linear_backward(narrow, false, g.gate_up, Tensor(), dgate_up, view(in.n2.out, {N, C}),
+  ctx.be.linear_backward(narrow, false, g.gate_up, Tensor(), dgate_up, f32_view(in.n2.out, {N, C}),
                          w.gate_up);
   // stream becomes d res2 = d out + post-attention RMSNorm backward.
   norm_backward(ctx, NormKind::rmsnorm, stream, g.post_norm, Tensor(), narrow,
-                view(in.res2, {N, C}), w.post_norm, in.n2);
+                f32_view(in.res2, {N, C}), w.post_norm, in.n2);
 
   // Attention.
-  Tensor att = view(in.att, {N, C});
+  Tensor att = f32_view(in.att, {N, C});
   ctx.be.linear_backward(narrow, false, g.o, Tensor(), stream, att, w.o);
   Tensor dqkv = wide.view(0, {s.batch, s.seq_len, W});
-  ctx.be.attention_backward(dqkv, narrow, view(in.qkv, {s.batch, s.seq_len, W}), att,
-                            view(in.lse, {s.batch, c.n_head, s.seq_len}), c.n_head, c.n_kv_head);
+  ctx.be.attention_backward(dqkv, narrow, f32_view(in.qkv, {s.batch, s.seq_len, W}), att,
+                            f32_view(in.lse, {s.batch, c.n_head, s.seq_len}), c.n_head,
+                            c.n_kv_head);
   ctx.be.rope_backward(dqkv, c.n_head, c.n_kv_head, c.rope_theta, ctx.position_offset);
   ctx.be.linear_backward(narrow, false, g.qkv, Tensor(), dqkv.reshaped({N, W}),
-                         view(in.n1.out, {N, C}), w.qkv);
+                         f32_view(in.n1.out, {N, C}), w.qkv);
   // stream becomes d x = d res2 + input RMSNorm backward.
   norm_backward(ctx, NormKind::rmsnorm, stream, g.input_norm, Tensor(), narrow, x, w.input_norm,
                 in.n1);

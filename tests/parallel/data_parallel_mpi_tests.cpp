@@ -16,6 +16,7 @@
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
 #include "tests/support/test_models.h"
+#include "tests/support/test_trainer.h"
 
 using namespace llmft;
 using testing::family_config;
@@ -23,28 +24,13 @@ using testing::random_tokens;
 
 namespace {
 
-struct Trainer {
-  CpuBackend be;
-  Allocator alloc{be.memory(), 0};
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Engine> engine;
-
-  Trainer(const ModelConfig& c, EngineOptions o, Communicator* dp, int zero = 0) {
-    be.set_threads(1);
-    o.data_parallel = dp;
-    o.zero_stage = zero;
-    model = make_model(c, be, alloc);
-    engine = std::make_unique<Engine>(*model, be, alloc, o);
-  }
-  std::vector<float> params() {
-    std::vector<float> all;
-    for (size_t u = 0; u < model->units().size(); ++u) {
-      auto p = engine->read_params(static_cast<int>(u));
-      all.insert(all.end(), p.begin(), p.end());
-    }
-    return all;
-  }
-};
+// One thread per rank; `dp` null for the single-rank reference.
+testing::TestTrainer trainer(const ModelConfig& c, EngineOptions o, Communicator* dp,
+                             int zero = 0) {
+  o.data_parallel = dp;
+  o.zero_stage = zero;
+  return testing::TestTrainer(c, o, false, 1);
+}
 
 EngineOptions options(OptimizerKind kind, float clip) {
   EngineOptions o;
@@ -79,8 +65,8 @@ TEST_CASE("data parallel training equals one rank with the same global batch") {
         CAPTURE(zero);
         CAPTURE(std::string(optimizer_kind_name(kind)));
         CAPTURE(clip);
-        Trainer parallel(c, options(kind, clip), &world, zero),
-            single(c, options(kind, clip), nullptr);
+        auto parallel = trainer(c, options(kind, clip), &world, zero);
+        auto single = trainer(c, options(kind, clip), nullptr);
         std::mt19937_64 rng(5);  // the same global batches on every rank
         double worst_loss = 0;
         for (int step = 1; step <= 10; ++step) {
@@ -131,7 +117,8 @@ TEST_CASE("bf16 data parallel training tracks one rank within bf16's precision")
       CAPTURE(std::string(optimizer_kind_name(kind)));
       EngineOptions o = options(kind, 1.0f);
       o.dtype = DType::bf16;
-      Trainer parallel(c, o, &world, zero), single(c, o, nullptr);
+      auto parallel = trainer(c, o, &world, zero);
+      auto single = trainer(c, o, nullptr);
       std::mt19937_64 rng(9);
       double worst = 0;
       for (int step = 1; step <= 10; ++step) {
@@ -161,7 +148,7 @@ TEST_CASE("data parallel communication per step is one all-reduce of the gradien
     for (float clip : {0.0f, 1.0f}) {
       CAPTURE(std::string(optimizer_kind_name(kind)));
       CAPTURE(clip);
-      Trainer t(c, options(kind, clip), &world);
+      auto t = trainer(c, options(kind, clip), &world);
       std::mt19937_64 rng(6);
       const auto tokens = random_tokens(2 * 16, c.vocab_size, rng);
       world.reset_counters();
@@ -192,7 +179,7 @@ TEST_CASE("each ZeRO stage moves about 2x (stage 3: 3x) the parameters per rank 
   for (const UnitLayout& u : unit_layouts(c)) params += u.numel;
   for (int zero : {0, 1, 2, 3}) {
     CAPTURE(zero);
-    Trainer t(c, options(OptimizerKind::adamw, 1.0f), &world, zero);
+    auto t = trainer(c, options(OptimizerKind::adamw, 1.0f), &world, zero);
     std::mt19937_64 rng(6);
     const auto tokens = random_tokens(2 * 16, c.vocab_size, rng);
     world.reset_counters();
@@ -223,7 +210,7 @@ TEST_CASE("the memory model holds on every rank for every ZeRO stage, optimizer 
         CAPTURE(std::string(dtype_name(dtype)));
         EngineOptions o = options(kind, 1.0f);
         o.dtype = dtype;
-        Trainer t(c, o, &world, zero);
+        auto t = trainer(c, o, &world, zero);
         std::mt19937_64 rng(7 + world.rank());
         const auto tokens = random_tokens(3 * 16, c.vocab_size, rng);
         t.engine->train_step({MicroBatch{3, 16, tokens.data(), tokens.data()}}, 1);
@@ -253,7 +240,7 @@ TEST_CASE("peak memory per rank falls with the ZeRO stage as the memory model pr
   for (int zero : {0, 1, 2, 3}) {
     EngineOptions o = options(OptimizerKind::adamw, 1.0f);
     o.dtype = DType::bf16;
-    Trainer t(c, o, &world, zero);
+    auto t = trainer(c, o, &world, zero);
     std::mt19937_64 rng(8);
     const auto tokens = random_tokens(1 * 8, c.vocab_size, rng);
     t.engine->train_step({MicroBatch{1, 8, tokens.data(), tokens.data()}}, 1);

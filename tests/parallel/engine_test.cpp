@@ -17,35 +17,18 @@
 #include "parallel/engine.h"
 
 #include "tests/support/test_models.h"
+#include "tests/support/test_trainer.h"
 
 using namespace llmft;
 using testing::family_config;
 using testing::random_tokens;
+using testing::TestTrainer;
 
 namespace {
 
 ModelConfig small_gpt2() {
   return family_config(ModelFamily::gpt2, {257, 64, 32, 2, 2, 0, 128});
 }
-
-struct Rig {
-  CpuBackend be;
-  Allocator alloc{be.memory(), 0};
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Engine> engine;
-  Rig(const ModelConfig& c, const EngineOptions& o) {
-    model = make_model(c, be, alloc);
-    engine = std::make_unique<Engine>(*model, be, alloc, o);
-  }
-  std::vector<float> all_params() {
-    std::vector<float> out;
-    for (size_t u = 0; u < model->units().size(); ++u) {
-      auto p = engine->read_params(static_cast<int>(u));
-      out.insert(out.end(), p.begin(), p.end());
-    }
-    return out;
-  }
-};
 
 }  // namespace
 
@@ -60,7 +43,7 @@ TEST_CASE("gradient accumulation over micro-batches equals one batch of their un
   auto targets = random_tokens(4 * T, c.vocab_size, rng);
   targets[5] = -1;  // masked tokens are excluded from the mean in both runs
 
-  Rig whole(c, o), split(c, o);
+  TestTrainer whole(c, o), split(c, o);
   StepStats a = whole.engine->train_step({MicroBatch{4, T, inputs.data(), targets.data()}}, 1);
   StepStats b = split.engine->train_step({MicroBatch{1, T, inputs.data(), targets.data()},
                                           MicroBatch{3, T, inputs.data() + T, targets.data() + T}},
@@ -68,7 +51,7 @@ TEST_CASE("gradient accumulation over micro-batches equals one batch of their un
   CHECK(a.target_tokens == 4 * T - 1);
   CHECK(b.loss == doctest::Approx(a.loss).epsilon(1e-6));
   CHECK(b.grad_norm == doctest::Approx(a.grad_norm).epsilon(1e-5));
-  auto pa = whole.all_params(), pb = split.all_params();
+  auto pa = whole.params(), pb = split.params();
   double max_diff = 0;
   for (size_t i = 0; i < pa.size(); ++i)
     max_diff = std::max(max_diff, double(std::fabs(pa[i] - pb[i])));
@@ -84,11 +67,11 @@ TEST_CASE("gradient clipping limits the SGD update to lr x max norm") {
   std::mt19937_64 rng(6);
   auto inputs = random_tokens(32, c.vocab_size, rng),
        targets = random_tokens(32, c.vocab_size, rng);
-  Rig rig(c, o);
-  auto before = rig.all_params();
+  TestTrainer rig(c, o);
+  auto before = rig.params();
   StepStats s = rig.engine->train_step({MicroBatch{2, 16, inputs.data(), targets.data()}}, 1);
   CHECK(s.grad_norm > 0.01);
-  auto after = rig.all_params();
+  auto after = rig.params();
   double sq = 0;
   for (size_t i = 0; i < before.size(); ++i)
     sq += double(after[i] - before[i]) * (after[i] - before[i]);
@@ -124,7 +107,7 @@ TEST_CASE("training on the bundled corpus lowers the validation loss: adamw, lom
     o.optimizer.kind = kind;
     o.schedule = LrSchedule{LrShape::cosine, lr, lr / 10, 10, 80};
     o.clip_grad = 1.0f;
-    Rig rig(small_gpt2(), o);
+    TestTrainer rig(small_gpt2(), o);
     const double before = rig.engine->evaluate(to_views(val_batches));
     CHECK(before == doctest::Approx(std::log(257.0)).epsilon(0.05));
     io::DataLoader loader(train, T, 1);

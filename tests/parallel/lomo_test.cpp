@@ -12,6 +12,7 @@
 #include "core/model_factory.h"
 #include "parallel/engine.h"
 #include "tests/support/test_models.h"
+#include "tests/support/test_trainer.h"
 
 using namespace llmft;
 using testing::family_config;
@@ -19,25 +20,7 @@ using testing::random_tokens;
 
 namespace {
 
-struct Run {
-  CpuBackend be;
-  Allocator alloc{be.memory(), 0};
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Engine> engine;
-
-  Run(const ModelConfig& c, const EngineOptions& o, bool checkpointing = false) {
-    model = make_model(c, be, alloc, ModelOptions{checkpointing});
-    engine = std::make_unique<Engine>(*model, be, alloc, o);
-  }
-  std::vector<float> params() {
-    std::vector<float> all;
-    for (size_t u = 0; u < model->units().size(); ++u) {
-      auto p = engine->read_params(static_cast<int>(u));
-      all.insert(all.end(), p.begin(), p.end());
-    }
-    return all;
-  }
-};
+using Run = testing::TestTrainer;
 
 EngineOptions options(OptimizerKind kind, float clip) {
   EngineOptions o;
