@@ -127,6 +127,11 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << "or raise --device-memory");
 
   // Every rank is a data-parallel rank (tensor parallelism: later).
+  LLMFT_REQUIRE(o.dp == 0 || o.dp == mpi.size(),
+                "--dp " << o.dp << " with " << mpi.size()
+                        << " ranks: every rank is a data-parallel rank (no tensor parallelism "
+                           "yet), so --dp must be "
+                        << mpi.size() << " or 0");
   std::unique_ptr<MpiCommunicator> data_parallel;
   if (mpi.size() > 1) {
     data_parallel = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
@@ -174,7 +179,11 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     LLMFT_REQUIRE(std::isfinite(stats.loss), "the loss became "
                                                  << stats.loss << " at step " << step
                                                  << "; lower --lr or enable --clip-grad");
-    StepRecord record{step, stats, seconds, flops_per_token, allocator.total_peak()};
+    StepRecord record{step, stats, seconds, flops_per_token, allocator.total_peak(), {}};
+    if (data_parallel) {
+      record.comm = data_parallel->counters();
+      data_parallel->reset_counters();
+    }
     std::optional<double> val_loss;
     if (!val_batches.empty() &&
         (step == o.steps || (o.eval_every > 0 && step % o.eval_every == 0))) {

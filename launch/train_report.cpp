@@ -82,6 +82,16 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   j.set("predicted_peak_memory_bytes",
         io::Json::number(static_cast<double>(predicted_.peak_total)));
   if (val_loss) j.set("val_loss", io::Json::number(*val_loss));
+  io::Json comm = io::Json::object({});
+  for (int k = 0; k < kCollectiveCount; ++k) {
+    const CollectiveCounter& counter = r.comm[k];
+    if (counter.calls == 0) continue;
+    io::Json entry = io::Json::object({});
+    entry.set("calls", io::Json::number(static_cast<double>(counter.calls)));
+    entry.set("bytes", io::Json::number(static_cast<double>(counter.bytes)));
+    comm.set(collective_name(static_cast<Collective>(k)), entry);
+  }
+  if (!comm.as_object().empty()) j.set("comm", comm);
   return j;
 }
 

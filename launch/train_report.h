@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "comm/communicator.h"
 #include "core/allocator.h"
 #include "core/model_config.h"
 #include "io/json.h"
@@ -20,6 +21,7 @@ struct StepRecord {
   double seconds;
   double flops_per_token;
   size_t measured_peak;
+  CommCounters comm;  // this rank's collectives during the step (data parallelism)
 };
 
 class TrainReport {
