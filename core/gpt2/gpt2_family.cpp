@@ -1,5 +1,7 @@
 #include "core/gpt2/gpt2_family.h"
 
+#include "core/decoder/attention_sublayer.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -36,9 +38,16 @@ Weights bind(const UnitLayout& u, const Tensor& flat) {
 }
 
 struct Internals : BlockInternals {
-  NormSaved ln1, ln2;
-  Buffer qkv, att, lse, res2, fc;
+  AttentionSaved attention;
+  NormSaved ln2;
+  Buffer fc;
 };
+
+constexpr AttentionSpec kAttention{NormKind::layernorm, false, "ln_1"};
+
+AttentionWeights attention_weights(const Weights& w) {
+  return {w.ln1_w, w.ln1_b, w.qkv_w, w.qkv_b, w.attn_proj_w, w.attn_proj_b};
+}
 
 }  // namespace
 
@@ -87,34 +96,19 @@ UnitLayout Gpt2Family::block_layout(const ModelConfig& c, int layer) const {
 
 void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                                Tensor x, BlockSaved& saved) const {
-  const ModelConfig& c = ctx.config;
-  const BlockShape s = ctx.shape;
-  const int64_t N = s.rows(), C = c.hidden, I = c.intermediate;
+  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = ctx.config.intermediate;
   const Weights w = bind(layout, params);
-  const int64_t QKV = w.qkv_w.dim(0);
-  const auto act = MemoryCategory::activations;
   auto in = std::make_unique<Internals>();
-
-  Tensor ln1 = norm_forward(ctx, NormKind::layernorm, w.ln1_w, w.ln1_b, x, in->ln1, "ln_1");
-  Tensor qkv = ctx.take(in->qkv, {s.batch, s.seq_len, QKV}, act, "qkv");
-  ctx.be.linear_forward(qkv.reshaped({N, QKV}), ln1, w.qkv_w, w.qkv_b);
-  Tensor att = ctx.take(in->att, {N, C}, act, "attention output");
-  Tensor lse = ctx.take(in->lse, {s.batch, c.n_head, s.seq_len}, act, "attention lse");
-  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), c.n_head, c.n_kv_head,
-                           ctx.first_query());
-
-  Tensor res2 = ctx.take(in->res2, {N, C}, act, "attention residual");
-  ctx.be.linear_forward(res2, att, w.attn_proj_w, w.attn_proj_b);
-  ctx.be.add_inplace(res2, x);
+  Tensor res2 = attention_sublayer_forward(ctx, kAttention, attention_weights(w), x, in->attention);
 
   Tensor ln2 = norm_forward(ctx, NormKind::layernorm, w.ln2_w, w.ln2_b, res2, in->ln2, "ln_2");
-  Tensor fc = ctx.take(in->fc, {N, I}, act, "mlp c_fc output");
+  Tensor fc = ctx.take(in->fc, {N, I}, MemoryCategory::activations, "mlp c_fc output");
   ctx.be.linear_forward(fc, ln2, w.fc_w, w.fc_b);
   Buffer gelu_buf;
   Tensor gelu = ctx.take(gelu_buf, {N, I}, MemoryCategory::workspace, "gelu output");
   ctx.be.gelu_forward(gelu, fc);
 
-  Tensor out = ctx.take(saved.out, {N, C}, act, "block output");
+  Tensor out = ctx.take(saved.out, {N, C}, MemoryCategory::activations, "block output");
   ctx.be.linear_forward(out, gelu, w.mlp_proj_w, w.mlp_proj_b);
   ctx.be.add_inplace(out, res2);
   saved.internals = std::move(in);
@@ -123,15 +117,12 @@ void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout
 void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                                 Tensor grads, Tensor x, const BlockSaved& saved,
                                 Tensor stream) const {
-  const ModelConfig& c = ctx.config;
-  const BlockShape s = ctx.shape;
-  const int64_t N = s.rows(), C = c.hidden, I = c.intermediate;
+  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = ctx.config.intermediate;
   const Weights w = bind(layout, params), g = bind(layout, grads);
-  const int64_t QKV = w.qkv_w.dim(0);
   const auto& in = static_cast<const Internals&>(*saved.internals);
   const auto ws = MemoryCategory::workspace;
   Buffer wide_buf, narrow_buf;
-  Tensor wide = ctx.take(wide_buf, {N * std::max(I, QKV)}, ws, "block backward (wide)");
+  Tensor wide = ctx.take(wide_buf, {N * std::max(I, w.qkv_w.dim(0))}, ws, "block backward (wide)");
   Tensor narrow = ctx.take(narrow_buf, {N, C}, ws, "block backward (narrow)");
 
   // MLP; stream = d out.
@@ -145,19 +136,9 @@ void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layou
   ctx.be.linear_backward(narrow, false, g.fc_w, g.fc_b, dfc, f32_view(in.ln2.out, {N, C}), w.fc_w);
   // stream becomes d res2 = d out + LayerNorm-2 backward.
   norm_backward(ctx, NormKind::layernorm, stream, g.ln2_w, g.ln2_b, narrow,
-                f32_view(in.res2, {N, C}), w.ln2_w, in.ln2);
-
-  // Attention.
-  Tensor att = f32_view(in.att, {N, C});
-  ctx.be.linear_backward(narrow, false, g.attn_proj_w, g.attn_proj_b, stream, att, w.attn_proj_w);
-  Tensor dqkv = wide.view(0, {s.batch, s.seq_len, QKV});
-  ctx.be.attention_backward(dqkv, narrow, f32_view(in.qkv, {s.batch, s.seq_len, QKV}), att,
-                            f32_view(in.lse, {s.batch, c.n_head, s.seq_len}), c.n_head,
-                            c.n_kv_head);
-  ctx.be.linear_backward(narrow, false, g.qkv_w, g.qkv_b, dqkv.reshaped({N, QKV}),
-                         f32_view(in.ln1.out, {N, C}), w.qkv_w);
-  // stream becomes d x = d res2 + LayerNorm-1 backward.
-  norm_backward(ctx, NormKind::layernorm, stream, g.ln1_w, g.ln1_b, narrow, x, w.ln1_w, in.ln1);
+                f32_view(in.attention.res, {N, C}), w.ln2_w, in.ln2);
+  attention_sublayer_backward(ctx, kAttention, attention_weights(w), attention_weights(g), x,
+                              in.attention, stream, narrow, wide);
 }
 
 }  // namespace llmft

@@ -1,5 +1,7 @@
 #include "core/llama/llama_family.h"
 
+#include "core/decoder/attention_sublayer.h"
+
 #include <algorithm>
 #include <string>
 
@@ -46,9 +48,16 @@ Weights bind(const UnitLayout& u, const Tensor& flat) {
 }
 
 struct Internals : BlockInternals {
-  NormSaved n1, n2;
-  Buffer qkv, att, lse, res2, gate_up;
+  AttentionSaved attention;
+  NormSaved n2;
+  Buffer gate_up;
 };
+
+constexpr AttentionSpec kAttention{NormKind::rmsnorm, true, "input_layernorm"};
+
+AttentionWeights attention_weights(const Weights& w) {
+  return {w.input_norm, Tensor(), w.qkv, Tensor(), w.o, Tensor()};
+}
 
 }  // namespace
 
@@ -86,37 +95,20 @@ UnitLayout LlamaFamily::block_layout(const ModelConfig& c, int layer) const {
 
 void LlamaFamily::block_forward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                                 Tensor x, BlockSaved& saved) const {
-  const ModelConfig& c = ctx.config;
-  const BlockShape s = ctx.shape;
-  const int64_t N = s.rows(), C = c.hidden, I = c.intermediate;
+  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = ctx.config.intermediate;
   const Weights w = bind(layout, params);
-  const int64_t W = w.qkv.dim(0);
-  const auto act = MemoryCategory::activations;
   auto in = std::make_unique<Internals>();
-
-  Tensor n1 =
-      norm_forward(ctx, NormKind::rmsnorm, w.input_norm, Tensor(), x, in->n1, "input_layernorm");
-  Tensor qkv = ctx.take(in->qkv, {s.batch, s.seq_len, W}, act, "qkv");
-  ctx.be.linear_forward(qkv.reshaped({N, W}), n1, w.qkv, Tensor());
-  ctx.be.rope_forward(qkv, c.n_head, c.n_kv_head, c.rope_theta, ctx.position_offset);
-  Tensor att = ctx.take(in->att, {N, C}, act, "attention output");
-  Tensor lse = ctx.take(in->lse, {s.batch, c.n_head, s.seq_len}, act, "attention lse");
-  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), c.n_head, c.n_kv_head,
-                           ctx.first_query());
-
-  Tensor res2 = ctx.take(in->res2, {N, C}, act, "attention residual");
-  ctx.be.linear_forward(res2, att, w.o, Tensor());
-  ctx.be.add_inplace(res2, x);
+  Tensor res2 = attention_sublayer_forward(ctx, kAttention, attention_weights(w), x, in->attention);
 
   Tensor n2 = norm_forward(ctx, NormKind::rmsnorm, w.post_norm, Tensor(), res2, in->n2,
                            "post_attention_layernorm");
-  Tensor gate_up = ctx.take(in->gate_up, {N, 2 * I}, act, "mlp gate/up");
+  Tensor gate_up = ctx.take(in->gate_up, {N, 2 * I}, MemoryCategory::activations, "mlp gate/up");
   ctx.be.linear_forward(gate_up, n2, w.gate_up, Tensor());
   Buffer hidden_buf;
   Tensor hidden = ctx.take(hidden_buf, {N, I}, MemoryCategory::workspace, "swiglu output");
   ctx.be.swiglu_forward(hidden, gate_up);
 
-  Tensor out = ctx.take(saved.out, {N, C}, act, "block output");
+  Tensor out = ctx.take(saved.out, {N, C}, MemoryCategory::activations, "block output");
   ctx.be.linear_forward(out, hidden, w.down, Tensor());
   ctx.be.add_inplace(out, res2);
   saved.internals = std::move(in);
@@ -125,16 +117,14 @@ void LlamaFamily::block_forward(const BlockContext& ctx, const UnitLayout& layou
 void LlamaFamily::block_backward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                                  Tensor grads, Tensor x, const BlockSaved& saved,
                                  Tensor stream) const {
-  const ModelConfig& c = ctx.config;
-  const BlockShape s = ctx.shape;
-  const int64_t N = s.rows(), C = c.hidden, I = c.intermediate;
+  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = ctx.config.intermediate;
   const Weights w = bind(layout, params), g = bind(layout, grads);
-  const int64_t W = w.qkv.dim(0);
   const auto& in = static_cast<const Internals&>(*saved.internals);
   const auto ws = MemoryCategory::workspace;
   Buffer hidden_buf, wide_buf, narrow_buf;
   Tensor hidden = ctx.take(hidden_buf, {N, I}, ws, "block backward (mlp)");
-  Tensor wide = ctx.take(wide_buf, {N * std::max(2 * I, W)}, ws, "block backward (wide)");
+  Tensor wide =
+      ctx.take(wide_buf, {N * std::max(2 * I, w.qkv.dim(0))}, ws, "block backward (wide)");
   Tensor narrow = ctx.take(narrow_buf, {N, C}, ws, "block backward (narrow)");
 
   // MLP; stream = d out.
@@ -149,21 +139,9 @@ void LlamaFamily::block_backward(const BlockContext& ctx, const UnitLayout& layo
                          w.gate_up);
   // stream becomes d res2 = d out + post-attention RMSNorm backward.
   norm_backward(ctx, NormKind::rmsnorm, stream, g.post_norm, Tensor(), narrow,
-                f32_view(in.res2, {N, C}), w.post_norm, in.n2);
-
-  // Attention.
-  Tensor att = f32_view(in.att, {N, C});
-  ctx.be.linear_backward(narrow, false, g.o, Tensor(), stream, att, w.o);
-  Tensor dqkv = wide.view(0, {s.batch, s.seq_len, W});
-  ctx.be.attention_backward(dqkv, narrow, f32_view(in.qkv, {s.batch, s.seq_len, W}), att,
-                            f32_view(in.lse, {s.batch, c.n_head, s.seq_len}), c.n_head,
-                            c.n_kv_head);
-  ctx.be.rope_backward(dqkv, c.n_head, c.n_kv_head, c.rope_theta, ctx.position_offset);
-  ctx.be.linear_backward(narrow, false, g.qkv, Tensor(), dqkv.reshaped({N, W}),
-                         f32_view(in.n1.out, {N, C}), w.qkv);
-  // stream becomes d x = d res2 + input RMSNorm backward.
-  norm_backward(ctx, NormKind::rmsnorm, stream, g.input_norm, Tensor(), narrow, x, w.input_norm,
-                in.n1);
+                f32_view(in.attention.res, {N, C}), w.post_norm, in.n2);
+  attention_sublayer_backward(ctx, kAttention, attention_weights(w), attention_weights(g), x,
+                              in.attention, stream, narrow, wide);
 }
 
 }  // namespace llmft

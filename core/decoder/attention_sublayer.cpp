@@ -1,0 +1,49 @@
+#include "core/decoder/attention_sublayer.h"
+
+namespace llmft {
+
+Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& spec,
+                                  const AttentionWeights& w, Tensor x, AttentionSaved& saved) {
+  const ModelConfig& c = ctx.config;
+  const BlockShape s = ctx.shape;
+  const int64_t N = s.rows(), C = c.hidden, W = w.qkv_w.dim(0);
+  const auto act = MemoryCategory::activations;
+  Tensor normed = norm_forward(ctx, spec.norm, w.norm_w, w.norm_b, x, saved.norm, spec.norm_name);
+  Tensor qkv = ctx.take(saved.qkv, {s.batch, s.seq_len, W}, act, "qkv");
+  ctx.be.linear_forward(qkv.reshaped({N, W}), normed, w.qkv_w, w.qkv_b);
+  if (spec.rotary) {
+    ctx.be.rope_forward(qkv, c.n_head, c.n_kv_head, c.rope_theta, ctx.position_offset);
+  }
+  Tensor att = ctx.take(saved.att, {N, C}, act, "attention output");
+  Tensor lse = ctx.take(saved.lse, {s.batch, c.n_head, s.seq_len}, act, "attention lse");
+  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), c.n_head, c.n_kv_head,
+                           ctx.first_query());
+  Tensor res = ctx.take(saved.res, {N, C}, act, "attention residual");
+  ctx.be.linear_forward(res, att, w.proj_w, w.proj_b);
+  ctx.be.add_inplace(res, x);
+  return res;
+}
+
+void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& spec,
+                                 const AttentionWeights& w, const AttentionWeights& g, Tensor x,
+                                 const AttentionSaved& saved, Tensor stream, Tensor narrow,
+                                 Tensor wide) {
+  const ModelConfig& c = ctx.config;
+  const BlockShape s = ctx.shape;
+  const int64_t N = s.rows(), C = c.hidden, W = w.qkv_w.dim(0);
+  Tensor att = f32_view(saved.att, {N, C});
+  ctx.be.linear_backward(narrow, false, g.proj_w, g.proj_b, stream, att, w.proj_w);
+  Tensor dqkv = wide.view(0, {s.batch, s.seq_len, W});
+  ctx.be.attention_backward(dqkv, narrow, f32_view(saved.qkv, {s.batch, s.seq_len, W}), att,
+                            f32_view(saved.lse, {s.batch, c.n_head, s.seq_len}), c.n_head,
+                            c.n_kv_head);
+  if (spec.rotary) {
+    ctx.be.rope_backward(dqkv, c.n_head, c.n_kv_head, c.rope_theta, ctx.position_offset);
+  }
+  ctx.be.linear_backward(narrow, false, g.qkv_w, g.qkv_b, dqkv.reshaped({N, W}),
+                         f32_view(saved.norm.out, {N, C}), w.qkv_w);
+  // stream becomes d x = d res + the norm's backward.
+  norm_backward(ctx, spec.norm, stream, g.norm_w, g.norm_b, narrow, x, w.norm_w, saved.norm);
+}
+
+}  // namespace llmft

@@ -1,0 +1,41 @@
+// The attention half of a pre-norm transformer block, shared by the families:
+//   res = x + proj(attention(rotate?(qkv(norm(x)))))
+// with causal (grouped-query) attention over the packed qkv projection. Kept for backward
+// (activations): the norm's output and statistics, qkv (after rotation), the attention
+// output and its per-row log-sum-exp, and res (the MLP half's input).
+#pragma once
+
+#include "core/decoder/block.h"
+#include "core/decoder/norm.h"
+
+namespace llmft {
+
+// A family's attention weights; biases (and the norm's bias) are undefined where the
+// family has none.
+struct AttentionWeights {
+  Tensor norm_w, norm_b, qkv_w, qkv_b, proj_w, proj_b;
+};
+
+struct AttentionSpec {
+  NormKind norm;
+  bool rotary;            // rotary position embedding on q and k
+  const char* norm_name;  // for allocation names, e.g. "ln_1"
+};
+
+struct AttentionSaved {
+  NormSaved norm;
+  Buffer qkv, att, lse, res;
+};
+
+// Returns res (N, C).
+Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& spec,
+                                  const AttentionWeights& w, Tensor x, AttentionSaved& saved);
+
+// On entry `stream` holds d(loss)/d(res); on return d(loss)/d(x). Gradients accumulate
+// into g. narrow (N, C) and wide (at least N x qkv width) are scratch the caller owns.
+void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& spec,
+                                 const AttentionWeights& w, const AttentionWeights& g, Tensor x,
+                                 const AttentionSaved& saved, Tensor stream, Tensor narrow,
+                                 Tensor wide);
+
+}  // namespace llmft
