@@ -105,6 +105,7 @@ void Engine::forward() {
   for (int u = 0; u < n; ++u) {
     const std::vector<int> units = units_read_by(u);
     work_->acquire_params(units);
+    if (u + 1 < n) work_->prefetch_params(units_read_by(u + 1));  // overlaps this unit
     model_.forward_unit(u, work_->view());
     work_->release_params(units);
   }
@@ -116,6 +117,7 @@ double Engine::backward(bool reduce) {
   for (int u = n - 1; u >= 0; --u) {
     const std::vector<int> units = units_read_by(u);
     work_->acquire_params(units);
+    if (u > 0) work_->prefetch_params(units_read_by(u - 1));
     work_->acquire_grads(units);
     model_.backward_unit(u, work_->view(), false);
     work_->release_params(units);
@@ -333,6 +335,7 @@ double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep
   for (int u = n - 1; u >= 0; --u) {
     const std::vector<int> units = units_read_by(u);
     work_->acquire_params(units);
+    if (u > 0) work_->prefetch_params(units_read_by(u - 1));
     work_->acquire_grads(units);
     model_.backward_unit(u, work_->view(), keep_activations);
     work_->release_params(units);

@@ -23,7 +23,8 @@
 //  2: gradients sharded too: each unit's gradient is reduce-scattered into this rank's
 //    shard as soon as its backward completes it, and the full-size buffer released.
 //  3: weights sharded too: each unit is all-gathered just before its forward and again
-//    before its backward, and freed after use.
+//    before its backward (the next unit's gather is started while the current unit
+//    computes), and freed after use.
 // Fused optimizers reduce each unit's gradient before using it (in the norm pass too):
 // LOMO all-reduces it (stages 0-1) or reduce-scatters it and updates its shard (2-3);
 // AdaLomo's row and column statistics need the whole unit, so it always all-reduces and

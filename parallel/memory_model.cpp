@@ -72,7 +72,9 @@ class StepReplay {
                shape.optimizer.kind == OptimizerKind::adalomo),
         lomo_scatter_(shape.optimizer.kind == OptimizerKind::lomo && shape.zero_stage >= 2),
         transient_(fused_ || shape.zero_stage >= 2),
-        held_(units_.size(), false) {
+        held_(units_.size(), false),
+        gathering_(units_.size(), false),
+        acquired_(units_.size(), false) {
     for (const UnitLayout& u : units_)
       shards_.push_back(shard_layout(u.numel, shape.ranks, shape.rank));
   }
@@ -141,9 +143,20 @@ class StepReplay {
     t_.take(MemoryCategory::other, 8);  // the engine's scalars
   }
 
-  void acquire_params(int u) {
+  // ZeRO-3: the gathers of a unit's weights start one unit ahead (prefetch).
+  void prefetch_params(int u) {
+    if (shape_.zero_stage != 3 || u < 0 || u > head()) return;
     for (int x : read_by(u)) {
-      if (shape_.zero_stage == 3) t_.take(kComm, padded(x) * width_);
+      if (gathering_[x] || acquired_[x]) continue;
+      gathering_[x] = true;
+      t_.take(kComm, padded(x) * width_);
+    }
+  }
+  void acquire_params(int u) {
+    prefetch_params(u);
+    for (int x : read_by(u)) {
+      gathering_[x] = false;
+      acquired_[x] = true;
       if (copies_) {
         t_.take(kWork, numel(x) * 4);
         if (shape_.zero_stage == 3) t_.give_back(kComm, padded(x) * width_);
@@ -152,6 +165,7 @@ class StepReplay {
   }
   void release_params(int u) {
     for (int x : read_by(u)) {
+      acquired_[x] = false;
       if (copies_) {
         t_.give_back(kWork, numel(x) * 4);
       } else if (shape_.zero_stage == 3) {
@@ -206,6 +220,7 @@ class StepReplay {
 
   void forward_unit(int u) {
     acquire_params(u);
+    prefetch_params(u + 1);
     if (u == 0) {
       t_.take(kActs, a_.hidden);
     } else if (u == head()) {
@@ -222,6 +237,7 @@ class StepReplay {
     internals_present_ = !shape_.activation_checkpointing;
     for (int u = head(); u >= 0; --u) {
       acquire_params(u);
+      prefetch_params(u - 1);
       acquire_grads(u);
       if (u == head()) {
         t_.set_phase(pass + "backward of the head");
@@ -279,7 +295,7 @@ class StepReplay {
   ActivationBytes a_;
   size_t width_;
   bool copies_, fused_, lomo_scatter_, transient_;
-  std::vector<bool> held_;
+  std::vector<bool> held_, gathering_, acquired_;
   bool internals_present_ = true;
   MemoryTimeline t_;
 };

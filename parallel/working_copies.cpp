@@ -22,6 +22,20 @@ WorkingCopies::WorkingCopies(Backend& backend, Allocator& allocator, const UnitT
   view_.grads = own_grads_ ? std::vector<Tensor>(units) : stored.grads;
   params_.resize(units);
   grads_.resize(units);
+  gathering_.resize(units);
+  gathers_.resize(units);
+}
+
+void WorkingCopies::prefetch_params(const std::vector<int>& units) {
+  if (gather_group_ == nullptr) return;
+  for (int u : units) {
+    if (gathers_[u] || !params_[u].empty()) continue;
+    const ShardLayout& s = shards_[u];
+    gathering_[u] = alloc_.allocate(static_cast<size_t>(s.padded) * dtype_size(dtype_),
+                                    MemoryCategory::comm_buffers, "gathered weights");
+    gathers_[u] =
+        gather_group_->all_gather(stored_.params[u], gathering_[u].as(dtype_, {s.padded}));
+  }
 }
 
 Tensor WorkingCopies::padded_grad(int unit) const {
@@ -29,16 +43,16 @@ Tensor WorkingCopies::padded_grad(int unit) const {
 }
 
 void WorkingCopies::acquire_params(const std::vector<int>& units) {
+  prefetch_params(units);
   for (int u : units) {
     const ShardLayout& s = shards_[u];
     Tensor whole = stored_.params[u];
     Buffer gathered;
     if (gather_group_ != nullptr) {
-      gathered = alloc_.allocate(static_cast<size_t>(s.padded) * dtype_size(dtype_),
-                                 MemoryCategory::comm_buffers, "gathered weights");
-      Tensor full = gathered.as(dtype_, {s.padded});
-      gather_group_->all_gather(stored_.params[u], full)->wait();
-      whole = full.view(0, {s.numel});
+      gathers_[u]->wait();
+      gathers_[u].reset();
+      gathered = std::move(gathering_[u]);
+      whole = gathered.as(dtype_, {s.padded}).view(0, {s.numel});
     }
     if (convert_params_) {
       params_[u] = alloc_.allocate(static_cast<size_t>(s.numel) * sizeof(float),

@@ -1,9 +1,11 @@
 // WorkingCopies: the full-unit f32 tensors a unit's forward and backward compute with.
 //
-// Weights: with ZeRO-3 a rank stores only its shard of each unit, and acquire_params
-// all-gathers the unit (comm_buffers) just before it runs; with bf16/fp16 storage the
-// unit is converted to an f32 copy (workspace) and the 16-bit one dropped; f32 weights
-// stored whole are used as they are. release_params frees what acquire made.
+// Weights: with ZeRO-3 a rank stores only its shard of each unit, and each unit is
+// all-gathered (comm_buffers) before it runs: prefetch_params starts the gather of the
+// next unit while the current one computes, and acquire_params waits for it (or gathers
+// at once). With bf16/fp16 storage the unit is then converted to an f32 copy
+// (workspace) and the 16-bit one dropped; f32 weights stored whole are used as they
+// are. release_params frees what acquire made.
 // Gradients, in one of two modes:
 //  - stored (sgd/adamw without gradient sharding): each unit's gradient lives in a
 //    stored buffer; with bf16/fp16 storage the unit accumulates into an f32 buffer
@@ -39,6 +41,8 @@ class WorkingCopies {
   // The padded f32 gradient of a unit in transient mode (view().grads is its prefix).
   Tensor padded_grad(int unit) const;
   void acquire_params(const std::vector<int>& units);
+  // ZeRO-3: starts gathering these units (no-op otherwise, or if already started).
+  void prefetch_params(const std::vector<int>& units);
   void release_params(const std::vector<int>& units);
   // Gives each unit a zeroed f32 gradient buffer, unless it already has one.
   void acquire_grads(const std::vector<int>& units);
@@ -56,7 +60,8 @@ class WorkingCopies {
   bool convert_params_, own_grads_, transient_grads_;
   DType dtype_;
   UnitTensors view_;
-  std::vector<Buffer> params_, grads_;
+  std::vector<Buffer> params_, grads_, gathering_;
+  std::vector<std::unique_ptr<CommRequest>> gathers_;  // in flight, per unit
 };
 
 }  // namespace llmft
