@@ -96,8 +96,6 @@ int run_train(const Args& args, MpiRuntime& mpi) {
       LrSchedule{parse_lr_shape(o.lr_schedule), o.lr, o.min_lr, o.warmup, o.steps};
   engine_options.clip_grad = o.clip_grad;
   engine_options.dtype = parse_dtype(o.dtype);
-  LLMFT_REQUIRE(engine_options.dtype != DType::i32,
-                "--dtype " << o.dtype << ": use fp32, bf16 or fp16");
   engine_options.loss_scale = LossScaleConfig{engine_options.dtype == DType::f16,
                                               o.initial_loss_scale, o.loss_scale_window};
   engine_options.seed = o.seed;

@@ -1,5 +1,5 @@
-// Optimizer: updates parameters from gradients, one unit at a time, so the Engine (and
-// later ZeRO and fused-backward optimizers) decide when each unit is updated.
+// Optimizer: updates parameters from gradients, one unit (or its ZeRO shard) at a time,
+// so the Engine decides when each unit is updated (after backward, or fused into it).
 // State buffers live in the Allocator's optimizer_state category.
 //
 // Thread-safety: one Optimizer per rank, used from one thread.
