@@ -20,5 +20,5 @@ mpirun "${mpirun_flags[@]}" "$llmft" --config "$root/examples/demo.ini" \
   --metrics "$run/metrics.jsonl" --save-dir "$run/model"
 echo
 echo "--- a sample from the trained model ---"
-"$llmft" generate --checkpoint "$run/model" --prompt "And God said" --max-new-tokens 300 \
+"$llmft" generate --checkpoint "$run/model" --prompt "And God said" --max-new-tokens 240 \
   --temperature 0.8 --top-k 40
