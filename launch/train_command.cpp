@@ -193,13 +193,16 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   }
   if (report) report->finish(allocator);
 
-  if (lead && !o.save_dir.empty()) {
+  if (!o.save_dir.empty()) {
+    // Every rank takes part: with ZeRO-3 reading the weights gathers them.
     io::UnitValues weights;
     for (size_t u = 0; u < model->units().size(); ++u) {
       weights.push_back(engine.read_params(static_cast<int>(u)));
     }
-    io::write_hf_model_dir(o.save_dir, config, model->units(), weights);
-    std::printf("saved the model to %s (config.json, model.safetensors)\n", o.save_dir.c_str());
+    if (lead) {
+      io::write_hf_model_dir(o.save_dir, config, model->units(), weights);
+      std::printf("saved the model to %s (config.json, model.safetensors)\n", o.save_dir.c_str());
+    }
   }
   return 0;
 }

@@ -89,7 +89,8 @@ class Engine {
   Model& model() { return model_; }
   float loss_scale() const { return scaler_.scale(); }
   // Host f32 copies of one unit's flat parameters (the master copy when there is one) /
-  // gradients, and upload of parameters (master and stored).
+  // gradients, and upload of parameters (master and stored). With ZeRO-3 read_params
+  // gathers the unit: every rank of the group must call it.
   std::vector<float> read_params(int unit) const;
   std::vector<float> read_grads(int unit) const;
   void write_params(int unit, const std::vector<float>& values);

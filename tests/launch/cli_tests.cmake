@@ -76,9 +76,11 @@ set_tests_properties(cli_config_file PROPERTIES FIXTURES_REQUIRED cli_data TIMEO
 cli_failure(bad_zero_stage "--zero 4: ZeRO stages are 0, 1, 2 and 3"
   --data ${cli_dir}/val.tok --zero 4 ${train_outputs})
 
-# Two ranks with ZeRO-3 train end to end through the llmft binary.
+# Two ranks with ZeRO-3 train end to end through the llmft binary, evaluate, and save
+# (gathering the sharded weights on every rank, writing on rank 0).
 add_test(NAME cli_zero3_two_ranks COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
-  ${LLMFT_MPI_FLAGS} ${llmft} --model llama-tiny --data ${cli_dir}/val.tok --zero 3 --dtype bf16
-  --steps 3 --seq-len 32 --micro-batch 2 --threads 1 --log-every 1)
+  ${LLMFT_MPI_FLAGS} ${llmft} --model llama-tiny --data ${cli_dir}/val.tok
+  --val-data ${cli_dir}/val.tok --eval-windows 4 --zero 3 --dtype bf16 --steps 3 --seq-len 32
+  --micro-batch 2 --threads 1 --log-every 1 --save-dir ${cli_dir}/zero3_model)
 set_tests_properties(cli_zero3_two_ranks PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
-  PASS_REGULAR_EXPRESSION "2 ranks x 2 x 1 windows.*step +3/3")
+  PASS_REGULAR_EXPRESSION "2 ranks x 2 x 1 windows.*step +3/3.*saved the model")
