@@ -48,15 +48,23 @@ void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>
   write_safetensors(path, tensors, {{"format", "pt"}});
 }
 
+void ensure_directory(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  LLMFT_REQUIRE(!ec && std::filesystem::is_directory(dir),
+                option << " " << dir << ": cannot create the directory ("
+                       << (ec ? ec.message() : "a file is in the way")
+                       << "); choose a writable path");
+}
+
 void write_hf_model_dir(const std::string& dir, const ModelConfig& config,
                         const std::vector<UnitLayout>& units, const UnitValues& values) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  LLMFT_REQUIRE(!ec, "cannot create directory " << dir << ": " << ec.message());
+  ensure_directory(dir, "model directory");
+  // Weights first: a failure never leaves a new config beside old or missing weights.
+  write_hf_safetensors((fs::path(dir) / "model.safetensors").string(), units, values);
   write_file_atomically((fs::path(dir) / "config.json").string(),
                         hf_config_json(config).dump() + "\n");
-  write_hf_safetensors((fs::path(dir) / "model.safetensors").string(), units, values);
 }
 
 UnitValues read_hf_safetensors(const std::string& path, const std::vector<UnitLayout>& units) {

@@ -17,7 +17,9 @@ using UnitValues = std::vector<std::vector<float>>;  // per unit, flat, llmft la
 // Converts units to Hugging Face named tensors and writes them (atomically).
 void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>& units,
                           const UnitValues& values);
-// Writes DIR/config.json and DIR/model.safetensors (creating DIR).
+// Creates `dir` (and its parents) if needed; an Error naming `option` when it cannot.
+void ensure_directory(const std::string& dir, const std::string& option);
+// Writes DIR/model.safetensors, then DIR/config.json (creating DIR), each atomically.
 void write_hf_model_dir(const std::string& dir, const ModelConfig& config,
                         const std::vector<UnitLayout>& units, const UnitValues& values);
 // Reads a safetensors file into units; every parameter must be present with its

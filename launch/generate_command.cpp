@@ -72,7 +72,8 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   LLMFT_REQUIRE(prompt_tokens < config.max_seq_len,
                 "--prompt is " << prompt_tokens << " tokens but the model's context is "
                                << config.max_seq_len << "; shorten it");
-  const int max_len = std::min(config.max_seq_len, prompt_tokens + max_new_tokens);
+  const int max_len = static_cast<int>(
+      std::min<int64_t>(config.max_seq_len, static_cast<int64_t>(prompt_tokens) + max_new_tokens));
   std::printf("%s", prompt.c_str());
   std::mt19937_64 rng(seed);
   // The prompt runs once; then each new token is one position against the KV cache.
@@ -90,7 +91,7 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   }
   model->end_decoding();
   std::printf("\n");
-  if (max_len < prompt_tokens + max_new_tokens) {
+  if (max_len < static_cast<int64_t>(prompt_tokens) + max_new_tokens) {
     std::fprintf(stderr, "generate: stopped at the model's context of %d tokens\n", max_len);
   }
   return 0;

@@ -151,6 +151,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
       engine.write_params(static_cast<int>(u), weights[u]);
   }
 
+  // An unwritable --save-dir should fail now, not after training.
+  if (lead && !o.save_dir.empty()) io::ensure_directory(o.save_dir, "--save-dir");
   std::optional<TrainReport> report;
   if (lead) report.emplace(o, config, predicted, loader.num_windows(), dp);
   io::MetricsWriter metrics(lead ? o.metrics : "");
@@ -194,10 +196,12 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   if (report) report->finish(allocator);
 
   if (!o.save_dir.empty()) {
-    // Every rank takes part: with ZeRO-3 reading the weights gathers them.
+    // Every rank takes part (with ZeRO-3 reading the weights gathers them); rank 0 keeps
+    // and writes them.
     io::UnitValues weights;
     for (size_t u = 0; u < model->units().size(); ++u) {
-      weights.push_back(engine.read_params(static_cast<int>(u)));
+      std::vector<float> values = engine.read_params(static_cast<int>(u));
+      if (lead) weights.push_back(std::move(values));
     }
     if (lead) {
       io::write_hf_model_dir(o.save_dir, config, model->units(), weights);

@@ -1,5 +1,7 @@
-// Learning-rate schedules: linear warmup from 0, then constant, cosine or linear decay
-// from the peak to min_lr at the last step.
+// Learning-rate schedules: linear warmup to the peak over `warmup_steps` (step k of them
+// at k / warmup x peak), then constant, or cosine or linear decay from the peak (the first
+// step after warmup) towards min_lr, which the step after the last would reach (the
+// Hugging Face convention: the last step still trains).
 #pragma once
 
 #include <string>

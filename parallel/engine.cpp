@@ -27,6 +27,7 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
   LLMFT_REQUIRE(options_.dtype != DType::i32, "internal: weights cannot be stored as i32");
   LLMFT_REQUIRE(options_.zero_stage >= 0 && options_.zero_stage <= 3,
                 "--zero " << options_.zero_stage << ": ZeRO stages are 0, 1, 2 and 3");
+  if (ranks() == 1) options_.zero_stage = 0;  // one rank: nothing to shard across
   const std::vector<UnitLayout>& units = model_.units();
   const int rank = options_.data_parallel ? options_.data_parallel->rank() : 0;
   const bool fused_kind = options_.optimizer.kind == OptimizerKind::lomo ||
@@ -193,14 +194,14 @@ Buffer Engine::gather_weights(int unit) const {
   return full;
 }
 
-double Engine::grad_square_sum() {
+double Engine::square_sum(const std::vector<Tensor>& tensors, bool sharded) {
   Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
   be_.fill(sum, 0.0f);
-  for (const Tensor& g : stored_.grads) be_.sum_squares(sum, g);
+  for (const Tensor& t : tensors) be_.sum_squares(sum, t);
   float value = 0.0f;
   be_.copy_to_host(&value, sum);
-  // Replicated gradients are the same everywhere; shards add up across ranks.
-  return options_.zero_stage >= 2 ? sum_over_ranks(value) : value;
+  // Replicated tensors are the same everywhere; shards add up across ranks.
+  return sharded ? sum_over_ranks(value) : value;
 }
 
 StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int step) {
@@ -255,34 +256,31 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
     if (options_.zero_stage == 1) return shards[u].as(options_.dtype, {n});
     return options_.zero_stage >= 2 ? stored_.grads[u].view(0, {n}) : stored_.grads[u];
   };
-  if (options_.zero_stage == 1) {
-    Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
-    be_.fill(sum, 0.0f);
-    for (size_t u = 0; u < shards.size(); ++u) {
-      be_.sum_squares(sum, shards[u].as(options_.dtype, {shards_[u].shard}));
-    }
-    float value = 0.0f;
-    be_.copy_to_host(&value, sum);
-    stats.grad_norm = std::sqrt(sum_over_ranks(value)) / stats.loss_scale;
-  } else {
-    stats.grad_norm = std::sqrt(grad_square_sum()) / stats.loss_scale;
+  std::vector<Tensor> reduced;  // this rank's sums of the gradients (whole or shards)
+  for (size_t u = 0; u < stored_.grads.size(); ++u) {
+    reduced.push_back(options_.zero_stage == 1 ? shards[u].as(options_.dtype, {shards_[u].shard})
+                                               : stored_.grads[u]);
   }
+  stats.grad_norm = std::sqrt(square_sum(reduced, options_.zero_stage >= 1)) / stats.loss_scale;
   stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
   if (stats.skipped) return stats;
   const float scale = clip_factor(stats.grad_norm, options_.clip_grad) / stats.loss_scale;
-  optimizer_->begin_step(step);
+  optimizer_->begin_step(++updates_);
   for (size_t u = 0; u < stored_.params.size(); ++u) {
     update_accumulated(static_cast<int>(u), grads_of(u), stats.lr, scale);
   }
   return stats;
 }
 
+Tensor Engine::updated_weights(int unit) const {
+  const UnitSpan span = spans_[unit];
+  return options_.zero_stage == 3 ? stored_.params[unit].view(0, {span.size()})
+                                  : full_params_[unit].view(span.begin, {span.size()});
+}
+
 void Engine::update_accumulated(int unit, const Tensor& grads, float lr, float grad_scale) {
   const UnitSpan span = spans_[unit];
-  // The stored weights this rank updates: its span of the whole unit, or its shard.
-  const Tensor stored = options_.zero_stage == 3
-                            ? stored_.params[unit].view(0, {span.size()})
-                            : full_params_[unit].view(span.begin, {span.size()});
+  const Tensor stored = updated_weights(unit);
   const bool master = !masters_.empty();
   optimizer_->update_unit(unit, model_.units()[unit], span, master ? masters_[unit] : stored, grads,
                           lr, grad_scale);
@@ -303,11 +301,8 @@ void Engine::fused_reduce_and_update(int unit, Tensor sum, bool update, float lr
     be_.sum_squares(sum, mine);
     if (!update) return;
     const UnitSpan span = spans_[unit];
-    const Tensor target = options_.zero_stage == 3
-                              ? stored_.params[unit].view(0, {span.size()})
-                              : full_params_[unit].view(span.begin, {span.size()});
-    optimizer_->update_unit(unit, layout, span, target, mine.view(0, {span.size()}), lr,
-                            grad_scale);
+    optimizer_->update_unit(unit, layout, span, updated_weights(unit), mine.view(0, {span.size()}),
+                            lr, grad_scale);
     if (options_.zero_stage == 2) all_gather_shards(unit, full_params_[unit]);
     return;
   }
@@ -356,11 +351,13 @@ StepStats Engine::fused_step(const MicroBatch& batch, int step, StepStats stats)
                            false);
   forward();
   stats.loss = sum_over_ranks(model_.loss_sum()) / static_cast<double>(stats.target_tokens);
-  optimizer_->begin_step(step);
+  // Bias corrections count the updates applied; a skipped step is undone below.
+  optimizer_->begin_step(++updates_);
   if (options_.clip_grad > 0 || options_.loss_scale.enabled) {
     // Norm pass: no weight changes until the global norm (and any overflow) is known.
     stats.grad_norm = std::sqrt(fused_backward(false, 0.0f, 0.0f, true)) * inv_scale;
     stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
+    if (stats.skipped) --updates_;
     if (!stats.skipped) {
       fused_backward(true, stats.lr, clip_factor(stats.grad_norm, options_.clip_grad) * inv_scale,
                      false);
@@ -382,7 +379,9 @@ double Engine::evaluate(const std::vector<MicroBatch>& batches) {
     forward();
     model_.end_micro_batch();
   }
-  LLMFT_REQUIRE(targets > 0, "the evaluation data has no target tokens");
+  LLMFT_REQUIRE(targets > 0,
+                "the validation windows hold no target tokens (every position is a "
+                "masked prompt); raise --eval-windows or use other --val-data");
   return model_.loss_sum() / static_cast<double>(targets);
 }
 
@@ -409,9 +408,20 @@ std::vector<float> Engine::read_f32(const Tensor& t) const {
 }
 
 std::vector<float> Engine::read_params(int unit) const {
-  // Whole-unit f32 masters are exact; otherwise the stored weights (gathered if sharded).
-  if (!masters_.empty() && spans_[unit].size() == shards_[unit].numel) {
-    return read_f32(masters_[unit]);
+  const ShardLayout& s = shards_[unit];
+  // The f32 master weights are exact: read them whole, or gather their shards.
+  if (!masters_.empty()) {
+    if (spans_[unit].size() == s.numel) return read_f32(masters_[unit]);
+    Buffer staging = alloc_.allocate(static_cast<size_t>(s.shard) * sizeof(float),
+                                     MemoryCategory::comm_buffers, "master shard");
+    Buffer full = alloc_.allocate(static_cast<size_t>(s.padded) * sizeof(float),
+                                  MemoryCategory::comm_buffers, "gathered masters");
+    Tensor mine = staging.as(DType::f32, {s.shard});
+    be_.fill(mine, 0.0f);
+    be_.copy(mine.view(0, {spans_[unit].size()}), masters_[unit]);
+    Tensor all = full.as(DType::f32, {s.padded});
+    options_.data_parallel->all_gather(mine, all)->wait();
+    return read_f32(all.view(0, {s.numel}));
   }
   if (options_.zero_stage < 3) return read_f32(stored_.params[unit]);
   Buffer full = gather_weights(unit);

@@ -116,8 +116,10 @@ class Engine {
   void all_gather_shards(int unit, const Tensor& full);
   // The whole unit's weights (stored dtype, padded) in a new buffer, from the shards.
   Buffer gather_weights(int unit) const;
-  // Sum of squares of every stored gradient (the shards with ZeRO-2/3), over all ranks.
-  double grad_square_sum();
+  // Sum of squares of the tensors; `sharded`: each rank holds a part, so add over ranks.
+  double square_sum(const std::vector<Tensor>& tensors, bool sharded);
+  // The stored weights this rank updates: its span of the whole unit, or its shard.
+  Tensor updated_weights(int unit) const;
   StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, int step,
                             StepStats stats);
   void update_accumulated(int unit, const Tensor& grads, float lr, float grad_scale);
@@ -143,6 +145,7 @@ class Engine {
   std::unique_ptr<WorkingCopies> work_;
   Buffer scalars_;  // device scalars: the gradient norm, and values summed over ranks
   std::unique_ptr<Optimizer> optimizer_;
+  int updates_ = 0;  // optimizer updates applied (skipped steps excluded)
   LossScaler scaler_;
 };
 

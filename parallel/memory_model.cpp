@@ -303,7 +303,9 @@ class StepReplay {
 }  // namespace
 
 MemoryPrediction predict_memory(const ModelConfig& c, const RunShape& shape) {
-  return StepReplay(c, shape).run();
+  RunShape effective = shape;
+  if (shape.ranks == 1) effective.zero_stage = 0;  // as the Engine: nothing to shard across
+  return StepReplay(c, effective).run();
 }
 
 }  // namespace llmft

@@ -46,8 +46,8 @@ TEST_CASE("AdamW matches a reference implementation over several steps") {
   for (int step = 1; step <= 4; ++step) {
     for (float& x : g) x = normal(rng);
     opt->begin_step(step);
-    opt->update_unit(0, u, whole(u), Tensor(p.data(), DType::f32, {8}), Tensor(g.data(), DType::f32, {8}), lr,
-                     scale);
+    opt->update_unit(0, u, whole(u), Tensor(p.data(), DType::f32, {8}),
+                     Tensor(g.data(), DType::f32, {8}), lr, scale);
     for (int i = 0; i < 8; ++i) {
       const double wd = i < 6 ? cfg.weight_decay : 0.0;
       const double grad = static_cast<double>(g[i]) * scale;
@@ -75,8 +75,8 @@ TEST_CASE("SGD with momentum matches torch.optim.SGD's definition") {
   for (int step = 1; step <= 3; ++step) {
     for (int i = 0; i < 8; ++i) g[i] = 0.1f * (i + step);
     opt->begin_step(step);
-    opt->update_unit(0, u, whole(u), Tensor(p.data(), DType::f32, {8}), Tensor(g.data(), DType::f32, {8}),
-                     0.1f, 1.0f);
+    opt->update_unit(0, u, whole(u), Tensor(p.data(), DType::f32, {8}),
+                     Tensor(g.data(), DType::f32, {8}), 0.1f, 1.0f);
     for (int i = 0; i < 8; ++i) {
       const double wd = i < 6 ? cfg.weight_decay : 0.0;
       buf[i] = cfg.momentum * buf[i] + g[i];
@@ -100,10 +100,12 @@ TEST_CASE("learning-rate schedules: warmup, then constant, cosine or linear deca
   LrSchedule s{LrShape::cosine, 1.0f, 0.1f, 10, 110};
   CHECK(s.at(1) == doctest::Approx(0.1f));
   CHECK(s.at(10) == doctest::Approx(1.0f));
-  CHECK(s.at(60) == doctest::Approx(0.55f));
-  CHECK(s.at(110) == doctest::Approx(0.1f));
+  CHECK(s.at(11) == doctest::Approx(1.0f));   // the first step after warmup is at the peak
+  CHECK(s.at(61) == doctest::Approx(0.55f));  // halfway through the decay
+  CHECK(s.at(110) > 0.1f);                    // the last step still trains
+  CHECK(s.at(110) == doctest::Approx(0.1f + 0.9f * 0.5f * (1 + std::cos(3.14159265f * 0.99f))));
   s.shape = LrShape::linear;
-  CHECK(s.at(35) == doctest::Approx(1.0f - 0.9f * 0.25f));
+  CHECK(s.at(36) == doctest::Approx(1.0f - 0.9f * 0.25f));
   s.shape = LrShape::constant;
   CHECK(s.at(100) == doctest::Approx(1.0f));
 }

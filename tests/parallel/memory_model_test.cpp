@@ -33,6 +33,7 @@ struct Case {
   DType dtype = DType::f32;
   bool checkpointing = false;
   float clip_grad = 0.0f;
+  int zero_stage = 0;  // on one rank ZeRO has nothing to shard: it must cost nothing
 };
 
 void run_and_compare(const Case& k) {
@@ -43,6 +44,7 @@ void run_and_compare(const Case& k) {
   options.optimizer = k.optimizer;
   options.dtype = k.dtype;
   options.clip_grad = k.clip_grad;
+  options.zero_stage = k.zero_stage;
   options.loss_scale = LossScaleConfig{k.dtype == DType::f16, 1024.0f, 1000};
   Engine engine(*model, be, alloc, options);
   std::mt19937_64 rng(3);
@@ -59,9 +61,9 @@ void run_and_compare(const Case& k) {
     }
     engine.train_step(mbs, step);
   }
-  const MemoryPrediction p = predict_memory(
-      k.config,
-      RunShape{k.micro_batch, k.seq_len, k.dtype, k.checkpointing, k.optimizer, k.clip_grad > 0});
+  RunShape shape{k.micro_batch, k.seq_len, k.dtype, k.checkpointing, k.optimizer, k.clip_grad > 0};
+  shape.zero_stage = k.zero_stage;
+  const MemoryPrediction p = predict_memory(k.config, shape);
   for (int i = 0; i < kMemoryCategoryCount; ++i) {
     const double measured = static_cast<double>(alloc.peak_by_category()[i]);
     const double predicted = static_cast<double>(p.peak_by_category[i]);
@@ -147,5 +149,14 @@ TEST_CASE("memory model predicts the measured peak within 1%: lomo and adalomo")
         }
       }
     }
+  }
+}
+
+TEST_CASE("memory model: ZeRO stages on a single rank cost what stage 0 costs") {
+  OptimizerConfig adamw;
+  for (int zero : {1, 2, 3}) {
+    CAPTURE(zero);
+    run_and_compare(
+        Case{shape(300, 48, 32, 3, 4, 96), 2, 40, 1, adamw, DType::bf16, false, 1.0f, zero});
   }
 }
