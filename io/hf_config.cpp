@@ -80,6 +80,16 @@ ModelConfig parse_llama(const Json& j, const std::string& source) {
   c.intermediate = int_key(j, "intermediate_size", source);
   c.norm_eps = float_key(j, "rms_norm_eps", 1e-6f, source);
   c.rope_theta = float_key(j, "rope_theta", 10000.0f, source);
+  // transformers 5 writes {"rope_parameters": {"rope_theta": ..., "rope_type": ...}}.
+  if (const Json* rope = j.find("rope_parameters"); rope && !rope->is_null()) {
+    LLMFT_REQUIRE(rope->is_object(), source << ": rope_parameters must be an object");
+    const Json* type = rope->find("rope_type");
+    LLMFT_REQUIRE(!type || (type->is_string() && type->as_string() == "default"),
+                  source << ": rope_parameters.rope_type \""
+                         << (type && type->is_string() ? type->as_string() : "?")
+                         << "\" is not supported; only the default rotary embedding is");
+    c.rope_theta = float_key(*rope, "rope_theta", c.rope_theta, source + " rope_parameters");
+  }
   c.tie_embeddings = bool_key(j, "tie_word_embeddings", false, source);
   if (const Json* act = j.find("hidden_act")) {
     LLMFT_REQUIRE(act->is_string() && act->as_string() == "silu",
