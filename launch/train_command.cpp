@@ -22,6 +22,7 @@
 #include "parallel/engine.h"
 #include "parallel/flops.h"
 #include "parallel/memory_model.h"
+#include "parallel/mesh.h"
 
 namespace llmft {
 
@@ -124,19 +125,22 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << "; lower --micro-batch (use --grad-accum to keep the batch) or --seq-len, "
                     << "or raise --device-memory");
 
-  // Every rank is a data-parallel rank (tensor parallelism: later).
-  LLMFT_REQUIRE(o.dp == 0 || o.dp == mpi.size(),
-                "--dp " << o.dp << " with " << mpi.size()
-                        << " ranks: every rank is a data-parallel rank (no tensor parallelism "
-                           "yet), so --dp must be "
-                        << mpi.size() << " or 0");
-  std::unique_ptr<MpiCommunicator> data_parallel;
+  // The ranks form a dp x tp mesh; with tensor parallelism not built yet, tp is 1.
+  const MeshShape shape = mesh_shape(mpi.size(), 1, config);
+  LLMFT_REQUIRE(o.dp == 0 || o.dp == shape.dp,
+                "--dp " << o.dp << " with " << mpi.size() << " ranks: --dp must be " << shape.dp
+                        << " (ranks / tensor-parallel size 1), or 0");
+  std::unique_ptr<MpiCommunicator> world;
+  std::unique_ptr<Mesh> mesh;
+  Communicator* data_parallel = nullptr;
   if (mpi.size() > 1) {
-    data_parallel = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
-    engine_options.data_parallel = data_parallel.get();
+    world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
+    mesh = std::make_unique<Mesh>(*world, shape);
+    data_parallel = &mesh->data_parallel();
+    engine_options.data_parallel = data_parallel;
   }
   engine_options.zero_stage = o.zero;
-  const int dp = mpi.size(), dp_rank = mpi.rank();
+  const int dp = shape.dp, dp_rank = mesh ? mesh->dp_rank() : 0;
   const bool lead = mpi.rank() == 0;
 
   std::unique_ptr<Backend> backend = make_backend(o.device);

@@ -15,6 +15,7 @@
 #include "core/model_factory.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
+#include "parallel/mesh.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
 
@@ -285,5 +286,31 @@ TEST_CASE("read weights are the f32 masters whatever the stage shards them into"
       worst = std::max(worst, double(std::fabs(weights[i] - reference[i])));
     }
     CHECK(worst < 1e-6);
+  }
+}
+
+TEST_CASE("a dp x tp mesh: tensor-parallel ranks vary fastest, groups hold the right ranks") {
+  MpiCommunicator world(MPI_COMM_WORLD, 60);
+  const int n = world.size();
+  for (int tp : {1, 2}) {
+    if (n % tp != 0) continue;
+    CAPTURE(tp);
+    Mesh mesh(world, MeshShape{n / tp, tp});
+    CHECK(mesh.tp_rank() == world.rank() % tp);
+    CHECK(mesh.dp_rank() == world.rank() / tp);
+    CHECK(mesh.tensor_parallel().size() == tp);
+    CHECK(mesh.data_parallel().size() == n / tp);
+    // Gather world ranks within each group: TP groups are consecutive ranks, DP groups
+    // are ranks tp apart.
+    std::vector<int32_t> mine{world.rank()}, tp_ranks(tp), dp_ranks(n / tp);
+    mesh.tensor_parallel()
+        .all_gather(Tensor(mine.data(), DType::i32, {1}), Tensor(tp_ranks.data(), DType::i32, {tp}))
+        ->wait();
+    mesh.data_parallel()
+        .all_gather(Tensor(mine.data(), DType::i32, {1}),
+                    Tensor(dp_ranks.data(), DType::i32, {n / tp}))
+        ->wait();
+    for (int i = 0; i < tp; ++i) CHECK(tp_ranks[i] == mesh.dp_rank() * tp + i);
+    for (int i = 0; i < n / tp; ++i) CHECK(dp_ranks[i] == i * tp + mesh.tp_rank());
   }
 }
