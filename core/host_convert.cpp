@@ -22,4 +22,19 @@ std::vector<uint8_t> to_dtype_bytes(const float* values, int64_t count, DType dt
   return bytes;
 }
 
+std::vector<float> from_dtype_bytes(const std::vector<uint8_t>& bytes, DType dtype) {
+  std::vector<float> values(bytes.size() / dtype_size(dtype));
+  if (dtype == DType::f32) {
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    return values;
+  }
+  LLMFT_REQUIRE(dtype == DType::bf16 || dtype == DType::f16,
+                "internal: cannot read weights stored as " << dtype_name(dtype));
+  const auto* in = reinterpret_cast<const uint16_t*>(bytes.data());
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = dtype == DType::bf16 ? cpu::bf16_to_float(in[i]) : cpu::fp16_to_float(in[i]);
+  }
+  return values;
+}
+
 }  // namespace llmft

@@ -1,6 +1,7 @@
 #include "launch/train_options.h"
 
 #include "core/error.h"
+#include "optim/optimizer.h"
 
 namespace llmft {
 
@@ -102,11 +103,7 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   LLMFT_REQUIRE(o.momentum >= 0 && o.momentum < 1, "--momentum must lie in [0, 1)");
   LLMFT_REQUIRE(o.dtype == "fp32" || o.dtype == "bf16" || o.dtype == "fp16",
                 "--dtype " << o.dtype << ": unknown dtype; use fp32, bf16 or fp16");
-  LLMFT_REQUIRE(o.grad_accum == 1 || (o.optimizer != "lomo" && o.optimizer != "adalomo"),
-                "--grad-accum " << o.grad_accum << " with --optimizer " << o.optimizer
-                                << ": LOMO applies each gradient during backward and frees it, so "
-                                   "there is nothing to accumulate into; raise --micro-batch "
-                                   "instead (or use adamw or sgd)");
+  check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
   LLMFT_REQUIRE(o.initial_loss_scale >= 1, "--initial-loss-scale must be at least 1");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.print_params || !o.data.empty(),

@@ -30,6 +30,15 @@ const char* optimizer_kind_name(OptimizerKind kind) {
   return "?";
 }
 
+void check_accumulation(OptimizerKind kind, int micro_batches) {
+  LLMFT_REQUIRE(micro_batches == 1 || !is_fused(kind),
+                "--grad-accum " << micro_batches << " with --optimizer "
+                                << optimizer_kind_name(kind)
+                                << ": a fused optimizer applies each gradient during backward "
+                                   "and frees it, so there is nothing to accumulate into; "
+                                   "raise --micro-batch instead, or use adamw or sgd");
+}
+
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, Backend& backend,
                                           Allocator& allocator,
                                           const std::vector<UnitLayout>& units,

@@ -30,6 +30,12 @@ struct OptimizerConfig {
 // Parses "sgd", "adamw", "lomo", "adalomo"; other names are an Error listing them.
 OptimizerKind parse_optimizer_kind(const std::string& name);
 const char* optimizer_kind_name(OptimizerKind kind);
+// LOMO and AdaLomo update during backward (see Optimizer::fused).
+inline bool is_fused(OptimizerKind kind) {
+  return kind == OptimizerKind::lomo || kind == OptimizerKind::adalomo;
+}
+// Throws an Error saying why when `kind` cannot accumulate `micro_batches` per step.
+void check_accumulation(OptimizerKind kind, int micro_batches);
 
 class Optimizer {
  public:

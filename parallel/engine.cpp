@@ -30,14 +30,9 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
   if (ranks() == 1) options_.zero_stage = 0;  // one rank: nothing to shard across
   const std::vector<UnitLayout>& units = model_.units();
   const int rank = options_.data_parallel ? options_.data_parallel->rank() : 0;
-  const bool fused_kind = options_.optimizer.kind == OptimizerKind::lomo ||
-                          options_.optimizer.kind == OptimizerKind::adalomo;
   for (const UnitLayout& u : units) {
     shards_.push_back(shard_layout(u.numel, ranks(), rank));
-    // Updates cover this rank's shard from ZeRO-1 on (fused LOMO: once gradients are
-    // sharded, ZeRO-2); AdaLomo and DDP update whole units.
-    const bool sharded_update = fused_kind ? fused_scatter() : options_.zero_stage >= 1;
-    spans_.push_back(sharded_update ? shards_.back().owned() : whole(u));
+    spans_.push_back(update_span(options_.optimizer.kind, options_.zero_stage, shards_.back()));
   }
   if (options_.trainable)
     optimizer_ = make_optimizer(options_.optimizer, be_, alloc_, units, spans_);
@@ -61,7 +56,7 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
 }
 
 bool Engine::fused_scatter() const {
-  return options_.optimizer.kind == OptimizerKind::lomo && options_.zero_stage >= 2;
+  return fused_reduce_scatters(options_.optimizer.kind, options_.zero_stage);
 }
 
 void Engine::allocate_unit(int unit, bool stored_grads, bool has_master) {
@@ -181,15 +176,15 @@ void Engine::all_gather_shards(int unit, const Tensor& full) {
   options_.data_parallel->all_gather(mine, full)->wait();
 }
 
-Buffer Engine::gather_weights(int unit) const {
+Buffer Engine::gather(int unit, const Tensor& shard) const {
   const ShardLayout& s = shards_[unit];
-  Buffer full = alloc_.allocate(static_cast<size_t>(s.padded) * dtype_size(options_.dtype),
-                                MemoryCategory::comm_buffers, "gathered weights");
-  Tensor out = full.as(options_.dtype, {s.padded});
+  Buffer full = alloc_.allocate(static_cast<size_t>(s.padded) * dtype_size(shard.dtype),
+                                MemoryCategory::comm_buffers, "gathered unit");
+  Tensor out = full.as(shard.dtype, {s.padded});
   if (options_.data_parallel) {
-    options_.data_parallel->all_gather(stored_.params[unit], out)->wait();
+    options_.data_parallel->all_gather(shard, out)->wait();
   } else {
-    be_.copy(out, stored_.params[unit]);
+    be_.copy(out, shard);
   }
   return full;
 }
@@ -221,19 +216,13 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
   stats.lr = options_.schedule.at(step);
   model_.reset_loss();
   if (fused()) {
-    LLMFT_REQUIRE(micro_batches.size() == 1,
-                  "--grad-accum " << micro_batches.size() << " with --optimizer "
-                                  << optimizer_kind_name(options_.optimizer.kind)
-                                  << ": a fused optimizer applies each gradient during "
-                                     "backward, so there is nothing to accumulate into; "
-                                     "raise --micro-batch instead, or use adamw or sgd");
-    return fused_step(micro_batches[0], step, stats);
+    check_accumulation(options_.optimizer.kind, static_cast<int>(micro_batches.size()));
+    return fused_step(micro_batches[0], stats);
   }
-  return accumulate_step(micro_batches, step, stats);
+  return accumulate_step(micro_batches, stats);
 }
 
-StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, int step,
-                                  StepStats stats) {
+StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, StepStats stats) {
   const float loss_scale = stats.loss_scale / static_cast<float>(stats.target_tokens);
   for (const Tensor& g : stored_.grads) be_.fill(g, 0.0f);
   for (size_t m = 0; m < micro_batches.size(); ++m) {
@@ -315,8 +304,8 @@ void Engine::fused_reduce_and_update(int unit, Tensor sum, bool update, float lr
     return;
   }
   // Whole-unit update (AdaLomo) of sharded weights: gather, update, keep this rank's shard.
-  Buffer full = gather_weights(unit);
   const ShardLayout& s = shards_[unit];
+  Buffer full = gather(unit, stored_.params[unit]);
   const Tensor weights = full.as(options_.dtype, {s.padded});
   optimizer_->update_unit(unit, layout, whole(layout), weights.view(0, {s.numel}), grad, lr,
                           grad_scale);
@@ -345,7 +334,7 @@ double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep
   return fused_scatter() ? sum_over_ranks(value) : value;
 }
 
-StepStats Engine::fused_step(const MicroBatch& batch, int step, StepStats stats) {
+StepStats Engine::fused_step(const MicroBatch& batch, StepStats stats) {
   const float inv_scale = 1.0f / stats.loss_scale;
   model_.begin_micro_batch(batch, stats.loss_scale / static_cast<float>(stats.target_tokens),
                            false);
@@ -394,38 +383,31 @@ std::vector<float> Engine::logits(const MicroBatch& batch) {
 }
 
 std::vector<float> Engine::read_f32(const Tensor& t) const {
-  std::vector<float> host(static_cast<size_t>(t.numel()));
-  if (t.dtype == DType::f32) {
-    be_.copy_to_host(host.data(), t);
-    return host;
-  }
-  Buffer staging =
-      alloc_.allocate(host.size() * sizeof(float), MemoryCategory::workspace, "host transfer");
-  Tensor f32 = staging.as(DType::f32, {t.numel()});
-  be_.convert(f32, t);
-  be_.copy_to_host(host.data(), f32);
-  return host;
+  std::vector<uint8_t> bytes(t.bytes());
+  be_.copy_to_host(bytes.data(), t);
+  return from_dtype_bytes(bytes, t.dtype);
 }
 
 std::vector<float> Engine::read_params(int unit) const {
   const ShardLayout& s = shards_[unit];
-  // The f32 master weights are exact: read them whole, or gather their shards.
+  // The f32 master weights are exact: read them whole, or gather their shards (padded
+  // to the shard length). Otherwise the stored weights, gathered under ZeRO-3.
+  Buffer full;
   if (!masters_.empty()) {
     if (spans_[unit].size() == s.numel) return read_f32(masters_[unit]);
     Buffer staging = alloc_.allocate(static_cast<size_t>(s.shard) * sizeof(float),
                                      MemoryCategory::comm_buffers, "master shard");
-    Buffer full = alloc_.allocate(static_cast<size_t>(s.padded) * sizeof(float),
-                                  MemoryCategory::comm_buffers, "gathered masters");
     Tensor mine = staging.as(DType::f32, {s.shard});
     be_.fill(mine, 0.0f);
     be_.copy(mine.view(0, {spans_[unit].size()}), masters_[unit]);
-    Tensor all = full.as(DType::f32, {s.padded});
-    options_.data_parallel->all_gather(mine, all)->wait();
-    return read_f32(all.view(0, {s.numel}));
+    full = gather(unit, mine);
+  } else if (options_.zero_stage == 3) {
+    full = gather(unit, stored_.params[unit]);
+  } else {
+    return read_f32(stored_.params[unit]);
   }
-  if (options_.zero_stage < 3) return read_f32(stored_.params[unit]);
-  Buffer full = gather_weights(unit);
-  return read_f32(full.as(options_.dtype, {shards_[unit].padded}).view(0, {shards_[unit].numel}));
+  const DType dtype = masters_.empty() ? options_.dtype : DType::f32;
+  return read_f32(full.as(dtype, {s.padded}).view(0, {s.numel}));
 }
 
 std::vector<float> Engine::read_grads(int unit) const {

@@ -114,16 +114,15 @@ class Engine {
   Buffer reduce_scatter(int unit, const Tensor& padded);
   // Fills a whole-unit buffer (padded length) with every rank's shard from `full`.
   void all_gather_shards(int unit, const Tensor& full);
-  // The whole unit's weights (stored dtype, padded) in a new buffer, from the shards.
-  Buffer gather_weights(int unit) const;
+  // The whole unit (padded, in shard's dtype) in a new buffer, from every rank's shard.
+  Buffer gather(int unit, const Tensor& shard) const;
   // Sum of squares of the tensors; `sharded`: each rank holds a part, so add over ranks.
   double square_sum(const std::vector<Tensor>& tensors, bool sharded);
   // The stored weights this rank updates: its span of the whole unit, or its shard.
   Tensor updated_weights(int unit) const;
-  StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, int step,
-                            StepStats stats);
+  StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, StepStats stats);
   void update_accumulated(int unit, const Tensor& grads, float lr, float grad_scale);
-  StepStats fused_step(const MicroBatch& batch, int step, StepStats stats);
+  StepStats fused_step(const MicroBatch& batch, StepStats stats);
   // One fused backward pass; updates the units when `update`, else only measures.
   // Returns the sum of squares of all gradients over all ranks.
   double fused_backward(bool update, float lr, float grad_scale, bool keep_activations);

@@ -68,9 +68,8 @@ class StepReplay {
         a_(activation_bytes(c, shape.micro_batch, shape.seq_len)),
         width_(dtype_size(shape.dtype)),
         copies_(shape.dtype != DType::f32),
-        fused_(shape.optimizer.kind == OptimizerKind::lomo ||
-               shape.optimizer.kind == OptimizerKind::adalomo),
-        lomo_scatter_(shape.optimizer.kind == OptimizerKind::lomo && shape.zero_stage >= 2),
+        fused_(is_fused(shape.optimizer.kind)),
+        lomo_scatter_(fused_reduce_scatters(shape.optimizer.kind, shape.zero_stage)),
         transient_(fused_ || shape.zero_stage >= 2),
         held_(units_.size(), false),
         gathering_(units_.size(), false),
@@ -109,8 +108,8 @@ class StepReplay {
   size_t shard(int u) const { return static_cast<size_t>(shards_[u].shard); }
   // The part of unit u this rank's optimizer updates.
   size_t span(int u) const {
-    const bool sharded = fused_ ? lomo_scatter_ : shape_.zero_stage >= 1;
-    return static_cast<size_t>(sharded ? shards_[u].owned().size() : units_[u].numel);
+    return static_cast<size_t>(
+        update_span(shape_.optimizer.kind, shape_.zero_stage, shards_[u]).size());
   }
 
   void persistent() {

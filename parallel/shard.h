@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "optim/optimizer.h"
 #include "optim/unit_span.h"
 
 namespace llmft {
@@ -21,6 +22,20 @@ struct ShardLayout {
     return UnitSpan{std::min(begin, numel), std::min(begin + shard, numel)};
   }
 };
+
+// Whether a fused optimizer reduce-scatters its gradients and updates its shard (LOMO
+// from ZeRO-2 on) rather than all-reducing them and updating whole units (AdaLomo, whose
+// row and column statistics need whole units, and LOMO below ZeRO-2).
+inline bool fused_reduce_scatters(OptimizerKind kind, int zero_stage) {
+  return kind == OptimizerKind::lomo && zero_stage >= 2;
+}
+
+// The part of a unit this rank's optimizer updates: its shard from ZeRO-1 on (for fused
+// optimizers, when they reduce-scatter), the whole unit otherwise.
+inline UnitSpan update_span(OptimizerKind kind, int zero_stage, const ShardLayout& shard) {
+  const bool sharded = is_fused(kind) ? fused_reduce_scatters(kind, zero_stage) : zero_stage >= 1;
+  return sharded ? shard.owned() : UnitSpan{0, shard.numel};
+}
 
 inline ShardLayout shard_layout(int64_t numel, int ranks, int rank) {
   ShardLayout s;

@@ -59,7 +59,7 @@ TEST_CASE("data parallel training equals one rank with the same global batch") {
     for (OptimizerKind kind :
          {OptimizerKind::sgd, OptimizerKind::adamw, OptimizerKind::lomo, OptimizerKind::adalomo}) {
       for (float clip : {0.0f, 1.0f}) {
-        const bool fused = kind == OptimizerKind::lomo || kind == OptimizerKind::adalomo;
+        const bool fused = is_fused(kind);
         const ModelFamily family = fused ? ModelFamily::llama : ModelFamily::gpt2;
         const ModelConfig c = family_config(family, {61, 16, 32, 2, 4, 0, 64});
         const int accum = fused ? 1 : 2;  // fused optimizers cannot accumulate
