@@ -19,11 +19,10 @@
 #include <memory>
 #include <string>
 
+#include "core/reduce_group.h"
 #include "core/tensor.h"
 
 namespace llmft {
-
-enum class ReduceOp { sum, max };
 
 enum class Collective { all_reduce, reduce_scatter, all_gather, broadcast };
 constexpr int kCollectiveCount = 4;
@@ -35,21 +34,10 @@ struct CollectiveCounter {
 };
 using CommCounters = std::array<CollectiveCounter, kCollectiveCount>;
 
-class CommRequest {
+// rank(), size() and all_reduce() come from ReduceGroup; a CommRequest's wait() follows the
+// timeout and failure rules above.
+class Communicator : public ReduceGroup {
  public:
-  virtual ~CommRequest() = default;
-  // Blocks until the collective completes (see the timeout and failure rules above).
-  virtual void wait() = 0;
-};
-
-class Communicator {
- public:
-  virtual ~Communicator() = default;
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
-
-  // In place; data is f32, bf16 or fp16 (sum and max in f32 arithmetic per element).
-  virtual std::unique_ptr<CommRequest> all_reduce(Tensor data, ReduceOp op) = 0;
   // Sum over ranks of send (size() * n elements), rank r receives block r (n elements).
   // REQUIRES: send.numel() == size() * recv.numel(), same dtype.
   virtual std::unique_ptr<CommRequest> reduce_scatter(Tensor send, Tensor recv) = 0;

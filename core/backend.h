@@ -49,11 +49,15 @@ class Backend {
                                Tensor dout, Tensor inp, Tensor weight) = 0;
 
   // --- embeddings ---
-  // out(B, T, C) = wte[tokens[b, t]] + wpe[position_offset + t] (wpe optional: undefined)
+  // out(B, T, C) = wte[tokens[b, t] - vocab_start] + wpe[position_offset + t] (wpe
+  // optional: undefined). wte(rows, C) is a vocabulary-parallel slice (the whole table
+  // when vocab_start is 0 and rows the vocabulary): tokens outside it contribute zero.
   virtual void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                                 int64_t position_offset) = 0;
-  // dwte[tokens[b, t]] += dout[b, t];  dwpe[t] += dout[b, t] (if defined)
-  virtual void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) = 0;
+                                 int64_t position_offset, int64_t vocab_start) = 0;
+  // dwte[tokens[b, t] - vocab_start] += dout[b, t] (tokens in the slice);
+  // dwpe[t] += dout[b, t] (if defined)
+  virtual void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
+                                  int64_t vocab_start) = 0;
 
   // --- normalisation ---
   // out(N, C) = (inp - mean) * rstd * weight + bias;  mean(N), rstd(N) kept for backward
@@ -104,12 +108,23 @@ class Backend {
   // acc += x; x is f32, acc f32, bf16 or fp16 (rounded once).
   virtual void add_inplace(Tensor acc, Tensor x) = 0;
 
-  // --- loss ---
-  // For each row n of logits(N, V) with targets[n] >= 0: loss_sum(1) += -log softmax[target];
-  // logits is overwritten with d(loss)/d(logits) * grad_scale, i.e.
-  // (softmax - onehot(target)) * grad_scale; rows with a negative target become zero.
-  virtual void cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targets,
-                                   float grad_scale) = 0;
+  // --- loss: vocabulary-parallel cross-entropy fused with its gradient ---
+  // Three passes around two reductions over the ranks that hold the vocabulary's slices
+  // (one rank may hold it all). This rank's logits(N, Vl) are vocabulary entries
+  // vocab_start .. vocab_start + Vl - 1, the first `valid` real and the rest padding.
+  // stats(3, N) holds per row: the maximum, the sum of exp(logit - max), the target's logit.
+  // 1. stats[0] = this rank's row maxima; then take the maximum over the ranks.
+  virtual void cross_entropy_max(Tensor stats, Tensor logits, int64_t valid) = 0;
+  // 2. stats[1] = this rank's sums of exp(logit - max), stats[2] = the target's logit
+  //    where this rank holds it, else 0; logits become exp(logit - max) (padding 0);
+  //    then sum stats[1..2] over the ranks.
+  virtual void cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets, int64_t vocab_start,
+                                  int64_t valid) = 0;
+  // 3. loss_sum(1) += sum over rows with targets >= 0 of -log softmax[target];
+  //    logits become (softmax - onehot(target)) * grad_scale; rows with a negative target
+  //    and padding become zero.
+  virtual void cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets,
+                                    int64_t vocab_start, float grad_scale) = 0;
 
   // --- optimizer arithmetic ---
   // sum_sq(1) += sum of x^2 (x of any float dtype; accumulated in f64 where the device

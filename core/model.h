@@ -6,7 +6,9 @@
 // so that strategies can act between units (gather before use, reduce a gradient as
 // soon as its unit's backward is done). A unit's gradient is complete after its
 // backward_unit, except where grads_completed_by() says another unit finishes it (tied
-// embeddings). Model code knows nothing about data parallelism, ZeRO or LOMO.
+// embeddings). Model code knows nothing about data parallelism, ZeRO or LOMO; under
+// tensor parallelism its units are this rank's slices and its layers reduce over the
+// tensor-parallel group themselves.
 //
 // Activations kept for backward are taken from the Allocator under `activations` in
 // forward_unit and released in backward_unit; temporaries are `workspace`.
@@ -20,9 +22,17 @@
 #include "core/backend.h"
 #include "core/micro_batch.h"
 #include "core/model_config.h"
+#include "core/reduce_group.h"
+#include "core/tp_slice.h"
 #include "core/unit_layout.h"
 
 namespace llmft {
+
+struct ModelOptions {
+  bool activation_checkpointing = false;
+  TpSlice tp;                       // this rank's tensor-parallel slice (TpSlice{}: all)
+  ReduceGroup* tp_group = nullptr;  // its tensor-parallel group when tp.size > 1
+};
 
 // Flat per-unit tensors, indexed by unit. Entries may be undefined while not needed.
 struct UnitTensors {

@@ -11,18 +11,14 @@ std::unique_ptr<Family> make_family(ModelFamily family) {
   return std::make_unique<LlamaFamily>();
 }
 
-std::vector<UnitLayout> unit_layouts(const ModelConfig& config) {
-  const std::unique_ptr<Family> family = make_family(config.family);
-  std::vector<UnitLayout> units = {family->embedding_layout(config)};
-  for (int l = 0; l < config.n_layer; ++l) units.push_back(family->block_layout(config, l));
-  units.push_back(family->head_layout(config));
-  return units;
+std::vector<UnitLayout> unit_layouts(const ModelConfig& config, TpSlice tp) {
+  return unit_layouts(*make_family(config.family), config, tp);
 }
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend, Allocator& allocator,
                                   const ModelOptions& options) {
   return std::make_unique<DecoderModel>(config, make_family(config.family), backend, allocator,
-                                        options.activation_checkpointing);
+                                        options);
 }
 
 }  // namespace llmft

@@ -10,14 +10,11 @@
 
 namespace llmft {
 
-struct ModelOptions {
-  bool activation_checkpointing = false;
-};
-
 std::unique_ptr<Family> make_family(ModelFamily family);
 
-// The units of a config's model (embedding, blocks, head), without building it.
-std::vector<UnitLayout> unit_layouts(const ModelConfig& config);
+// The units of a config's model (embedding, blocks, head) as tensor-parallel slice `tp`
+// holds them, without building it.
+std::vector<UnitLayout> unit_layouts(const ModelConfig& config, TpSlice tp = {});
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend, Allocator& allocator,
                                   const ModelOptions& options = {});

@@ -3,6 +3,7 @@
 namespace llmft {
 
 int UnitLayout::add(ParamInfo p) {
+  if (p.full_shape.empty()) p.full_shape = p.shape;
   p.offset = numel;
   numel += p.numel();
   params.push_back(std::move(p));

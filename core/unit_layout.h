@@ -11,9 +11,20 @@
 
 namespace llmft {
 
+// How tensor parallelism cuts a parameter (core/tp_slice.h maps slices to the whole):
+//   replicated: every rank holds all of it (norms, position embeddings, the biases added
+//               after a row-parallel reduction)
+//   rows:       dim 0 split in equal blocks (column-parallel weights and their biases,
+//               vocabulary-parallel embeddings, padded to a multiple of the group)
+//   columns:    dim 1 split (row-parallel weights)
+enum class TpSplit { replicated, rows, columns };
+
 struct ParamInfo {
-  std::string name;            // Hugging Face name, e.g. "transformer.h.3.attn.c_attn.weight"
-  Shape shape;                 // llmft's layout; linear weights are (out, in)
+  std::string name;  // Hugging Face name, e.g. "transformer.h.3.attn.c_attn.weight"
+  Shape shape;       // this rank's part, in llmft's layout (linear weights (out, in))
+  Shape full_shape;  // the whole parameter (equal to shape without TP)
+  TpSplit tp_split = TpSplit::replicated;
+  int tp_sections = 1;         // rows: dim 0 is this many stacked parts, each split (q|k|v)
   int64_t offset = 0;          // elements from the start of the unit
   bool weight_decay = false;   // decoupled decay applies (matrices, embeddings)
   bool hf_transposed = false;  // stored as (in, out) in Hugging Face files (GPT-2 Conv1D)

@@ -28,6 +28,8 @@ struct RunShape {
   int zero_stage = 0;
   int ranks = 1;  // data-parallel group size
   int rank = 0;   // this rank in the group (the last ranks may own fewer elements)
+  int tp = 1;       // tensor-parallel group size
+  int tp_rank = 0;  // this rank in its tensor-parallel group
 };
 
 struct MemoryPrediction {

@@ -99,14 +99,15 @@ void CpuBackend::linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweig
 }
 
 void CpuBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                                   int64_t position_offset) {
+                                   int64_t position_offset, int64_t vocab_start) {
   cpu::embedding_forward(f32(out), i32(tokens), f32(wte), f32(wpe), tokens.numel(), tokens.dim(-1),
-                         wte.dim(1), position_offset);
+                         wte.dim(1), position_offset, vocab_start, wte.dim(0));
 }
 
-void CpuBackend::embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) {
+void CpuBackend::embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
+                                    int64_t vocab_start) {
   cpu::embedding_backward(f32(dwte), f32(dwpe), f32(dout), i32(tokens), tokens.numel(),
-                          tokens.dim(-1), dwte.dim(1));
+                          tokens.dim(-1), dwte.dim(1), vocab_start, dwte.dim(0));
 }
 
 void CpuBackend::layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
@@ -180,10 +181,20 @@ void CpuBackend::add_inplace(Tensor acc, Tensor x) {
   cpu::accumulate(acc.data, acc.dtype, f32(x), acc.numel());
 }
 
-void CpuBackend::cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targets,
-                                     float grad_scale) {
-  double sum =
-      cpu::cross_entropy_fused(f32(logits), i32(targets), rows(logits), logits.dim(-1), grad_scale);
+void CpuBackend::cross_entropy_max(Tensor stats, Tensor logits, int64_t valid) {
+  cpu::cross_entropy_max(f32(stats), f32(logits), rows(logits), logits.dim(-1), valid);
+}
+
+void CpuBackend::cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets,
+                                    int64_t vocab_start, int64_t valid) {
+  cpu::cross_entropy_sums(f32(stats), f32(logits), i32(targets), rows(logits), logits.dim(-1),
+                          valid, vocab_start);
+}
+
+void CpuBackend::cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets,
+                                      int64_t vocab_start, float grad_scale) {
+  const double sum = cpu::cross_entropy_finish(f32(logits), f32(stats), i32(targets), rows(logits),
+                                               logits.dim(-1), vocab_start, grad_scale);
   *f32(loss_sum) += static_cast<float>(sum);
 }
 

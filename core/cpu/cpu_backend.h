@@ -43,9 +43,10 @@ class CpuBackend : public Backend {
   void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) override;
   void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias, Tensor dout,
                        Tensor inp, Tensor weight) override;
-  void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                         int64_t position_offset) override;
-  void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens) override;
+  void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t position_offset,
+                         int64_t vocab_start) override;
+  void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
+                          int64_t vocab_start) override;
   void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
                          Tensor bias, float eps) override;
   void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp,
@@ -66,8 +67,11 @@ class CpuBackend : public Backend {
   void swiglu_forward(Tensor out, Tensor gate_up) override;
   void swiglu_backward(Tensor dgate_up, Tensor gate_up, Tensor dout) override;
   void add_inplace(Tensor acc, Tensor x) override;
-  void cross_entropy_fused(Tensor logits, Tensor loss_sum, Tensor targets,
-                           float grad_scale) override;
+  void cross_entropy_max(Tensor stats, Tensor logits, int64_t valid) override;
+  void cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets, int64_t vocab_start,
+                          int64_t valid) override;
+  void cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets,
+                            int64_t vocab_start, float grad_scale) override;
   void sum_squares(Tensor sum_sq, Tensor x) override;
   void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
                     float beta2, float eps, float weight_decay, float grad_scale,

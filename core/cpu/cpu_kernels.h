@@ -17,11 +17,14 @@ void linear_backward(float* dinp, bool accumulate_dinp, float* dweight, float* d
                      const float* dout, const float* inp, const float* weight, int64_t N, int64_t C,
                      int64_t OC);
 
-// out(N, C) = wte[tokens[n]] + wpe[n % T + position_offset] (wpe may be null); N = B * T
+// out(N, C) = wte[tokens[n] - vocab_start] + wpe[n % T + position_offset] (wpe may be
+// null); N = B * T. Tokens outside wte's rows vocab_start .. vocab_start + rows - 1 (held
+// by another tensor-parallel rank) contribute zero.
 void embedding_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
-                       int64_t N, int64_t T, int64_t C, int64_t position_offset);
+                       int64_t N, int64_t T, int64_t C, int64_t position_offset,
+                       int64_t vocab_start, int64_t rows);
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
-                        int64_t N, int64_t T, int64_t C);
+                        int64_t N, int64_t T, int64_t C, int64_t vocab_start, int64_t rows);
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
                        const float* bias, int64_t N, int64_t C, float eps);
@@ -58,10 +61,14 @@ void swiglu_backward(float* dgate_up, const float* gate_up, const float* dout, i
 void gelu_forward(float* out, const float* inp, int64_t n);
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n);
 
-// Returns the sum of -log softmax(logits[n])[targets[n]] over rows with targets >= 0 and
-// overwrites logits(N, V) with (softmax - onehot) * grad_scale (zero rows when ignored).
-double cross_entropy_fused(float* logits, const int32_t* targets, int64_t N, int64_t V,
-                           float grad_scale);
+// Cross-entropy over this rank's vocabulary slice (Backend::cross_entropy_*): logits(N, V)
+// are entries vocab_start + v, the first `valid` real; stats(3, N).
+void cross_entropy_max(float* stats, const float* logits, int64_t N, int64_t V, int64_t valid);
+void cross_entropy_sums(float* stats, float* logits, const int32_t* targets, int64_t N, int64_t V,
+                        int64_t valid, int64_t vocab_start);
+// Returns the sum of the rows' losses (targets >= 0).
+double cross_entropy_finish(float* logits, const float* stats, const int32_t* targets, int64_t N,
+                            int64_t V, int64_t vocab_start, float grad_scale);
 
 void adamw_update(float* param, const void* grad, DType grad_type, float* m, float* v, int64_t n,
                   float lr, float beta1, float beta2, float eps, float weight_decay,

@@ -5,30 +5,45 @@
 
 namespace llmft::cpu {
 
+namespace {
+
+// The row of this rank's slice holding token n, or -1 when another rank holds it.
+int64_t local_row(const int32_t* tokens, int64_t n, int64_t vocab_start, int64_t rows) {
+  const int64_t row = static_cast<int64_t>(tokens[n]) - vocab_start;
+  return row >= 0 && row < rows ? row : -1;
+}
+
+}  // namespace
+
 void embedding_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
-                       int64_t N, int64_t T, int64_t C, int64_t position_offset) {
+                       int64_t N, int64_t T, int64_t C, int64_t position_offset,
+                       int64_t vocab_start, int64_t rows) {
 #pragma omp parallel for
   for (int64_t n = 0; n < N; ++n) {
-    const float* tok_row = wte + static_cast<int64_t>(tokens[n]) * C;
+    const int64_t row = local_row(tokens, n, vocab_start, rows);
     float* out_row = out + n * C;
-    if (wpe == nullptr) {
-      std::copy(tok_row, tok_row + C, out_row);
-      continue;
+    if (row < 0) {
+      std::fill(out_row, out_row + C, 0.0f);
+    } else {
+      std::copy_n(wte + row * C, C, out_row);
     }
+    if (wpe == nullptr) continue;
     const float* pos_row = wpe + (n % T + position_offset) * C;
-    for (int64_t c = 0; c < C; ++c) out_row[c] = tok_row[c] + pos_row[c];
+    for (int64_t c = 0; c < C; ++c) out_row[c] += pos_row[c];
   }
 }
 
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
-                        int64_t N, int64_t T, int64_t C) {
+                        int64_t N, int64_t T, int64_t C, int64_t vocab_start, int64_t rows) {
   // Rows of dwte may repeat across n, so threads own column blocks instead of rows.
   constexpr int64_t kBlock = 64;
 #pragma omp parallel for schedule(static)
   for (int64_t start = 0; start < C; start += kBlock) {
     int64_t end = std::min(C, start + kBlock);
     for (int64_t n = 0; n < N; ++n) {
-      float* row = dwte + static_cast<int64_t>(tokens[n]) * C;
+      const int64_t local = local_row(tokens, n, vocab_start, rows);
+      if (local < 0) continue;
+      float* row = dwte + local * C;
       const float* d = dout + n * C;
       for (int64_t c = start; c < end; ++c) row[c] += d[c];
     }

@@ -1,25 +1,27 @@
 #include "core/decoder/attention_sublayer.h"
 
+#include "core/decoder/parallel_linear.h"
+
 namespace llmft {
 
 Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& spec,
                                   const AttentionWeights& w, Tensor x, AttentionSaved& saved) {
   const ModelConfig& c = ctx.config;
   const BlockShape s = ctx.shape;
-  const int64_t N = s.rows(), C = c.hidden, W = w.qkv_w.dim(0);
+  const int64_t N = s.rows(), A = ctx.heads() * c.head_dim(), W = ctx.qkv_width();
   const auto act = MemoryCategory::activations;
   Tensor normed = norm_forward(ctx, spec.norm, w.norm_w, w.norm_b, x, saved.norm, spec.norm_name);
   Tensor qkv = ctx.take(saved.qkv, {s.batch, s.seq_len, W}, act, "qkv");
   ctx.be.linear_forward(qkv.reshaped({N, W}), normed, w.qkv_w, w.qkv_b);
   if (spec.rotary) {
-    ctx.be.rope_forward(qkv, c.n_head, c.n_kv_head, c.rope_theta, ctx.position_offset);
+    ctx.be.rope_forward(qkv, ctx.heads(), ctx.kv_heads(), c.rope_theta, ctx.position_offset);
   }
-  Tensor att = ctx.take(saved.att, {N, C}, act, "attention output");
-  Tensor lse = ctx.take(saved.lse, {s.batch, c.n_head, s.seq_len}, act, "attention lse");
-  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), c.n_head, c.n_kv_head,
+  Tensor att = ctx.take(saved.att, {N, A}, act, "attention output");
+  Tensor lse = ctx.take(saved.lse, {s.batch, ctx.heads(), s.seq_len}, act, "attention lse");
+  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), ctx.heads(), ctx.kv_heads(),
                            ctx.first_query());
-  Tensor res = ctx.take(saved.res, {N, C}, act, "attention residual");
-  ctx.be.linear_forward(res, att, w.proj_w, w.proj_b);
+  Tensor res = ctx.take(saved.res, {N, c.hidden}, act, "attention residual");
+  row_parallel_forward(ctx, res, att, w.proj_w, w.proj_b);
   ctx.be.add_inplace(res, x);
   return res;
 }
@@ -30,18 +32,19 @@ void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& s
                                  Tensor wide) {
   const ModelConfig& c = ctx.config;
   const BlockShape s = ctx.shape;
-  const int64_t N = s.rows(), C = c.hidden, W = w.qkv_w.dim(0);
-  Tensor att = f32_view(saved.att, {N, C});
-  ctx.be.linear_backward(narrow, false, g.proj_w, g.proj_b, stream, att, w.proj_w);
+  const int64_t N = s.rows(), C = c.hidden, A = ctx.heads() * c.head_dim(), W = ctx.qkv_width();
+  Tensor att = f32_view(saved.att, {N, A});
+  Tensor datt = narrow.view(0, {N, A});
+  ctx.be.linear_backward(datt, false, g.proj_w, g.proj_b, stream, att, w.proj_w);
   Tensor dqkv = wide.view(0, {s.batch, s.seq_len, W});
-  ctx.be.attention_backward(dqkv, narrow, f32_view(saved.qkv, {s.batch, s.seq_len, W}), att,
-                            f32_view(saved.lse, {s.batch, c.n_head, s.seq_len}), c.n_head,
-                            c.n_kv_head);
+  ctx.be.attention_backward(dqkv, datt, f32_view(saved.qkv, {s.batch, s.seq_len, W}), att,
+                            f32_view(saved.lse, {s.batch, ctx.heads(), s.seq_len}), ctx.heads(),
+                            ctx.kv_heads());
   if (spec.rotary) {
-    ctx.be.rope_backward(dqkv, c.n_head, c.n_kv_head, c.rope_theta, ctx.position_offset);
+    ctx.be.rope_backward(dqkv, ctx.heads(), ctx.kv_heads(), c.rope_theta, ctx.position_offset);
   }
-  ctx.be.linear_backward(narrow, false, g.qkv_w, g.qkv_b, dqkv.reshaped({N, W}),
-                         f32_view(saved.norm.out, {N, C}), w.qkv_w);
+  column_parallel_backward(ctx, narrow, g.qkv_w, g.qkv_b, dqkv.reshaped({N, W}),
+                           f32_view(saved.norm.out, {N, C}), w.qkv_w);
   // stream becomes d x = d res + the norm's backward.
   norm_backward(ctx, spec.norm, stream, g.norm_w, g.norm_b, narrow, x, w.norm_w, saved.norm);
 }

@@ -1,6 +1,8 @@
 // The attention half of a pre-norm transformer block, shared by the families:
 //   res = x + proj(attention(rotate?(qkv(norm(x)))))
-// with causal (grouped-query) attention over the packed qkv projection. Kept for backward
+// with causal (grouped-query) attention over the packed qkv projection. Under tensor
+// parallelism qkv is column-parallel (this rank's heads) and proj row-parallel.
+// Kept for backward
 // (activations): the norm's output and statistics, qkv (after rotation), the attention
 // output and its per-row log-sum-exp, and res (the MLP half's input).
 #pragma once
@@ -32,7 +34,7 @@ Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& 
                                   const AttentionWeights& w, Tensor x, AttentionSaved& saved);
 
 // On entry `stream` holds d(loss)/d(res); on return d(loss)/d(x). Gradients accumulate
-// into g. narrow (N, C) and wide (at least N x qkv width) are scratch the caller owns.
+// into g. narrow (N, C) and wide (at least N x ctx.qkv_width()) are scratch the caller owns.
 void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& spec,
                                  const AttentionWeights& w, const AttentionWeights& g, Tensor x,
                                  const AttentionSaved& saved, Tensor stream, Tensor narrow,

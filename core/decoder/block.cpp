@@ -8,6 +8,10 @@ Tensor BlockContext::take(Buffer& buffer, Shape shape, MemoryCategory category,
   return buffer.as(DType::f32, std::move(shape));
 }
 
+std::unique_ptr<CommRequest> BlockContext::start_tp_sum(Tensor t, ReduceOp op) const {
+  return tp_group ? tp_group->all_reduce(t, op) : nullptr;
+}
+
 Tensor BlockContext::attention_input(Tensor qkv) const {
   if (!kv_cache.defined()) return qkv;
   const int64_t B = qkv.dim(0), T = qkv.dim(1), W = qkv.dim(2), R = kv_cache.dim(1);

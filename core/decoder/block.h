@@ -8,6 +8,8 @@
 #include "core/allocator.h"
 #include "core/backend.h"
 #include "core/model_config.h"
+#include "core/reduce_group.h"
+#include "core/tp_slice.h"
 
 namespace llmft {
 
@@ -29,6 +31,18 @@ struct BlockContext {
   BlockShape shape;
   int64_t position_offset = 0;  // position of the first token
   Tensor kv_cache;  // decoding: this block's (B, R, W) cache of earlier qkv rows, or undefined
+  TpSlice tp;       // the part of each layer this rank computes
+  ReduceGroup* tp_group = nullptr;  // the tensor-parallel group; null when tp.size == 1
+
+  // This rank's attention heads and key/value heads.
+  int heads() const { return config.n_head / tp.size; }
+  int kv_heads() const { return config.n_kv_head / tp.size; }
+  // Width of the packed qkv rows this rank computes: (heads + 2 kv heads) x head size.
+  int64_t qkv_width() const {
+    return static_cast<int64_t>(heads() + 2 * kv_heads()) * config.head_dim();
+  }
+  // Starts summing t in place over the tensor-parallel group (null when there is none).
+  std::unique_ptr<CommRequest> start_tp_sum(Tensor t, ReduceOp op = ReduceOp::sum) const;
 
   // Takes an f32 buffer of `shape` and returns its tensor view.
   Tensor take(Buffer& buffer, Shape shape, MemoryCategory category, const std::string& what) const;

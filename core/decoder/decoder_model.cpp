@@ -1,20 +1,28 @@
 #include "core/decoder/decoder_model.h"
 
+#include <algorithm>
+
+#include "core/decoder/parallel_linear.h"
 #include "core/error.h"
 
 namespace llmft {
 
 DecoderModel::DecoderModel(const ModelConfig& config, std::unique_ptr<Family> family,
-                           Backend& backend, Allocator& allocator, bool activation_checkpointing)
+                           Backend& backend, Allocator& allocator, const ModelOptions& options)
     : config_(config),
       family_(std::move(family)),
       be_(backend),
       alloc_(allocator),
-      checkpointing_(activation_checkpointing) {
+      checkpointing_(options.activation_checkpointing),
+      tp_(options.tp),
+      tp_group_(options.tp_group) {
   validate(config_);
-  units_.push_back(family_->embedding_layout(config_));
-  for (int l = 0; l < config_.n_layer; ++l) units_.push_back(family_->block_layout(config_, l));
-  units_.push_back(family_->head_layout(config_));
+  LLMFT_REQUIRE(config_.n_kv_head % tp_.size == 0 && config_.intermediate % tp_.size == 0 &&
+                    (tp_.size == 1 || tp_group_),
+                "internal: tensor-parallel size " << tp_.size << " does not fit the model");
+  units_ = unit_layouts(*family_, config_, tp_);
+  vocab_rows_ = units_[0].params[0].shape[0];
+  vocab_start_ = tp_.rank * vocab_rows_;
   loss_sum_ = alloc_.allocate(sizeof(float), MemoryCategory::other, "loss accumulator");
   reset_loss();
 }
@@ -52,11 +60,14 @@ void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale, 
   blocks_.resize(config_.n_layer);
 }
 
+int64_t DecoderModel::valid_vocab_rows() const {
+  return std::clamp<int64_t>(config_.vocab_size - vocab_start_, 0, vocab_rows_);
+}
+
 BlockContext DecoderModel::context(int layer) const {
-  BlockContext ctx{be_, alloc_, config_, shape_, position_, Tensor()};
+  BlockContext ctx{be_, alloc_, config_, shape_, position_, Tensor(), tp_, tp_group_};
   if (layer >= 0 && !kv_caches_.empty()) {
-    const int64_t W = (config_.n_head + 2 * config_.n_kv_head) * config_.head_dim();
-    ctx.kv_cache = kv_caches_[layer].as(DType::f32, {decode_batch_, decode_len_, W});
+    ctx.kv_cache = kv_caches_[layer].as(DType::f32, {decode_batch_, decode_len_, ctx.qkv_width()});
   }
   return ctx;
 }
@@ -65,7 +76,7 @@ void DecoderModel::begin_decoding(int batch, int max_len) {
   LLMFT_REQUIRE(max_len <= config_.max_seq_len,
                 "generation of " << max_len << " tokens exceeds the model's context of "
                                  << config_.max_seq_len);
-  const int64_t W = (config_.n_head + 2 * config_.n_kv_head) * config_.head_dim();
+  const int64_t W = context().qkv_width();
   kv_caches_.clear();
   for (int l = 0; l < config_.n_layer; ++l) {
     kv_caches_.push_back(alloc_.allocate(static_cast<size_t>(batch) * max_len * W * sizeof(float),
@@ -128,23 +139,27 @@ void DecoderModel::embedding_forward(const UnitTensors& units) {
   const UnitLayout& u = units_[0];
   embedding_out_ = alloc_.allocate(static_cast<size_t>(shape_.rows()) * config_.hidden * 4,
                                    MemoryCategory::activations, "embedding output");
-  Tensor positions = u.params.size() > 1 ? u.slice(units.params[0], 1) : Tensor();
-  be_.embedding_forward(hidden(embedding_out_),
-                        tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}),
-                        u.slice(units.params[0], 0), positions, position_);
+  // Every rank looks up the tokens in its vocabulary rows (others give zero) and the sum
+  // over the group completes the rows; tensor-parallel rank 0 adds the positions.
+  const bool positions_here = u.params.size() > 1 && tp_.rank == 0;
+  Tensor out = hidden(embedding_out_);
+  be_.embedding_forward(
+      out, tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), u.slice(units.params[0], 0),
+      positions_here ? u.slice(units.params[0], 1) : Tensor(), position_, vocab_start_);
+  if (auto sum = context().start_tp_sum(out)) sum->wait();
 }
 
 void DecoderModel::embedding_backward(const UnitTensors& units, bool keep_activations) {
   const UnitLayout& u = units_[0];
   Tensor positions = u.params.size() > 1 ? u.slice(units.grads[0], 1) : Tensor();
   be_.embedding_backward(u.slice(units.grads[0], 0), positions, hidden(stream_),
-                         tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}));
+                         tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), vocab_start_);
   stream_.reset();
   if (!keep_activations) embedding_out_.reset();
 }
 
 void DecoderModel::head_forward(const UnitTensors& units) {
-  const int64_t N = shape_.rows(), V = config_.vocab_size;
+  const int64_t N = shape_.rows(), V = vocab_rows_;
   const UnitLayout& head = units_[head_unit()];
   const Tensor& hp = units.params[head_unit()];
   const bool layernorm = family_->norm_kind() == NormKind::layernorm;
@@ -155,14 +170,21 @@ void DecoderModel::head_forward(const UnitTensors& units) {
                             "logits");
   Tensor logits = logits_.as(DType::f32, {N, V});
   be_.linear_forward(logits, normed, head_weight(units, false), Tensor());
-  if (!want_logits_) {
-    be_.cross_entropy_fused(logits, loss_sum_.as(DType::f32, {1}), targets_.as(DType::i32, {N}),
-                            loss_scale_);
-  }
+  if (want_logits_) return;
+  const BlockContext ctx = context();
+  Buffer stats_buf;
+  Tensor stats = ctx.take(stats_buf, {3, N}, MemoryCategory::workspace, "cross-entropy statistics");
+  Tensor targets = targets_.as(DType::i32, {N});
+  be_.cross_entropy_max(stats, logits, valid_vocab_rows());
+  if (auto max = ctx.start_tp_sum(stats.view(0, {N}), ReduceOp::max)) max->wait();
+  be_.cross_entropy_sums(stats, logits, targets, vocab_start_, valid_vocab_rows());
+  if (auto sum = ctx.start_tp_sum(stats.view(N, {2 * N}))) sum->wait();
+  be_.cross_entropy_finish(logits, loss_sum_.as(DType::f32, {1}), stats, targets, vocab_start_,
+                           loss_scale_);
 }
 
 void DecoderModel::head_backward(const UnitTensors& units, bool keep_activations) {
-  const int64_t N = shape_.rows(), V = config_.vocab_size, C = config_.hidden;
+  const int64_t N = shape_.rows(), V = vocab_rows_, C = config_.hidden;
   const UnitLayout& head = units_[head_unit()];
   const Tensor& hp = units.params[head_unit()];
   const Tensor& hg = units.grads[head_unit()];
@@ -172,9 +194,9 @@ void DecoderModel::head_backward(const UnitTensors& units, bool keep_activations
   Buffer dnorm_buf = alloc_.allocate(static_cast<size_t>(N * C) * sizeof(float),
                                      MemoryCategory::workspace, "final norm gradient");
   Tensor dnorm = hidden(dnorm_buf);
-  be_.linear_backward(dnorm, false, head_weight(units, true), Tensor(),
-                      logits_.as(DType::f32, {N, V}), hidden(final_norm_.out),
-                      head_weight(units, false));
+  column_parallel_backward(context(), dnorm, head_weight(units, true), Tensor(),
+                           logits_.as(DType::f32, {N, V}), hidden(final_norm_.out),
+                           head_weight(units, false));
   Tensor stream = hidden(stream_);
   be_.fill(stream, 0.0f);
   norm_backward(context(), family_->norm_kind(), stream, head.slice(hg, 0),
@@ -207,6 +229,7 @@ void DecoderModel::reset_loss() {
 
 std::vector<float> DecoderModel::logits() {
   LLMFT_REQUIRE(want_logits_ && !logits_.empty(), "internal: no logits kept");
+  LLMFT_REQUIRE(tp_.size == 1, "logits are read on one rank; generate with tensor-parallel size 1");
   const int64_t count = shape_.rows() * config_.vocab_size;
   std::vector<float> out(static_cast<size_t>(count));
   be_.copy_to_host(out.data(), logits_.as(DType::f32, {count}));

@@ -6,9 +6,12 @@
 // The loss is the mean cross-entropy of the logits against the targets, fused with its
 // gradient. Kept for backward besides the blocks': the token ids, the embedding output,
 // the final norm's output and statistics, and the logits (which become their own
-// gradient). With activation checkpointing a block keeps only its output during forward
-// and backward recomputes the rest from the block's input, giving bitwise the same
-// gradients.
+// gradient). Under tensor parallelism the embedding, the LM head and the cross-entropy
+// are vocabulary-parallel: each rank holds rows vocab_start .. + vocab_rows of the
+// (padded) vocabulary, its logits only for those, and the cross-entropy reduces its row
+// maxima, exp-sums and target logits over the group. With activation checkpointing a block keeps
+// only its output during forward and backward recomputes the rest from the block's input, giving
+// bitwise the same gradients.
 #pragma once
 
 #include <memory>
@@ -22,7 +25,7 @@ namespace llmft {
 class DecoderModel : public Model {
  public:
   DecoderModel(const ModelConfig& config, std::unique_ptr<Family> family, Backend& backend,
-               Allocator& allocator, bool activation_checkpointing);
+               Allocator& allocator, const ModelOptions& options);
 
   const ModelConfig& config() const override { return config_; }
   const std::vector<UnitLayout>& units() const override { return units_; }
@@ -43,6 +46,8 @@ class DecoderModel : public Model {
 
  private:
   int head_unit() const { return config_.n_layer + 1; }
+  // Rows of this rank's logits that are real vocabulary entries (the rest are padding).
+  int64_t valid_vocab_rows() const;
   // The context of a block (layer >= 0: with its KV cache when decoding) or of the head.
   BlockContext context(int layer = -1) const;
   Tensor hidden(const Buffer& buffer) const;
@@ -59,7 +64,11 @@ class DecoderModel : public Model {
   Backend& be_;
   Allocator& alloc_;
   bool checkpointing_;
+  TpSlice tp_;
+  ReduceGroup* tp_group_;
   std::vector<UnitLayout> units_;
+  int64_t vocab_rows_;   // rows of the (vocabulary-parallel) token embedding and LM head
+  int64_t vocab_start_;  // the first of them in the whole vocabulary
   Buffer loss_sum_;
 
   // Per micro-batch state.

@@ -6,11 +6,15 @@
 //                   learned position embedding (P, C)
 //   head unit:      param 0 the final norm's weight, param 1 its bias (LayerNorm only),
 //                   and, when embeddings are untied, the LM head (V, C) last
+// Layouts are of one tensor-parallel slice (TpSlice{} is the whole model): the token
+// embedding and LM head split by vocabulary rows, blocks as parallel_linear.h says.
 #pragma once
 
 #include "core/decoder/block.h"
 #include "core/decoder/norm.h"
 #include "core/unit_layout.h"
+
+#include <vector>
 
 namespace llmft {
 
@@ -18,9 +22,9 @@ class Family {
  public:
   virtual ~Family() = default;
   virtual NormKind norm_kind() const = 0;
-  virtual UnitLayout embedding_layout(const ModelConfig& config) const = 0;
-  virtual UnitLayout block_layout(const ModelConfig& config, int layer) const = 0;
-  virtual UnitLayout head_layout(const ModelConfig& config) const = 0;
+  virtual UnitLayout embedding_layout(const ModelConfig& config, TpSlice tp) const = 0;
+  virtual UnitLayout block_layout(const ModelConfig& config, int layer, TpSlice tp) const = 0;
+  virtual UnitLayout head_layout(const ModelConfig& config, TpSlice tp) const = 0;
   // x(N, C) is the block input; fills `saved` (saved.out is the block output).
   virtual void block_forward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                              Tensor x, BlockSaved& saved) const = 0;
@@ -30,5 +34,8 @@ class Family {
                               Tensor grads, Tensor x, const BlockSaved& saved,
                               Tensor stream) const = 0;
 };
+
+// The family's units for a config: embedding, blocks, head.
+std::vector<UnitLayout> unit_layouts(const Family& family, const ModelConfig& config, TpSlice tp);
 
 }  // namespace llmft

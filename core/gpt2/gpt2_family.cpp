@@ -1,6 +1,7 @@
 #include "core/gpt2/gpt2_family.h"
 
 #include "core/decoder/attention_sublayer.h"
+#include "core/decoder/parallel_linear.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,19 +52,19 @@ AttentionWeights attention_weights(const Weights& w) {
 
 }  // namespace
 
-UnitLayout Gpt2Family::embedding_layout(const ModelConfig& c) const {
+UnitLayout Gpt2Family::embedding_layout(const ModelConfig& c, TpSlice tp) const {
   UnitLayout u;
   u.name = "embedding";
   ParamInfo wte = param("transformer.wte.weight", {c.vocab_size, c.hidden}, true, kInitStd);
   wte.hf_transposed = false;
-  u.add(wte);
+  u.add(tp_split(wte, TpSplit::rows, tp));
   ParamInfo wpe = param("transformer.wpe.weight", {c.max_seq_len, c.hidden}, true, 0.01f);
   wpe.hf_transposed = false;
   u.add(wpe);
   return u;
 }
 
-UnitLayout Gpt2Family::head_layout(const ModelConfig& c) const {
+UnitLayout Gpt2Family::head_layout(const ModelConfig& c, TpSlice) const {
   UnitLayout u;
   u.name = "head";
   u.add(param("transformer.ln_f.weight", {c.hidden}, false, 0.0f, 1.0f));
@@ -71,33 +72,35 @@ UnitLayout Gpt2Family::head_layout(const ModelConfig& c) const {
   return u;
 }
 
-UnitLayout Gpt2Family::block_layout(const ModelConfig& c, int layer) const {
+UnitLayout Gpt2Family::block_layout(const ModelConfig& c, int layer, TpSlice tp) const {
   const std::string p = "transformer.h." + std::to_string(layer) + ".";
   const int64_t C = c.hidden, I = c.intermediate;
   const int64_t qkv = C + 2 * static_cast<int64_t>(c.n_kv_head) * c.head_dim();
   // Residual projections are scaled by 1/sqrt(2 L), as in GPT-2.
   const float proj_std = kInitStd / std::sqrt(2.0f * c.n_layer);
+  constexpr TpSplit rows = TpSplit::rows, columns = TpSplit::columns;
   UnitLayout u;
   u.name = "block." + std::to_string(layer);
   u.add(param(p + "ln_1.weight", {C}, false, 0.0f, 1.0f));
   u.add(param(p + "ln_1.bias", {C}, false, 0.0f));
-  u.add(param(p + "attn.c_attn.weight", {qkv, C}, true, kInitStd));
-  u.add(param(p + "attn.c_attn.bias", {qkv}, false, 0.0f));
-  u.add(param(p + "attn.c_proj.weight", {C, C}, true, proj_std));
+  // c_attn stacks q, k and v: each is split by heads.
+  u.add(tp_split(param(p + "attn.c_attn.weight", {qkv, C}, true, kInitStd), rows, tp, 3));
+  u.add(tp_split(param(p + "attn.c_attn.bias", {qkv}, false, 0.0f), rows, tp, 3));
+  u.add(tp_split(param(p + "attn.c_proj.weight", {C, C}, true, proj_std), columns, tp));
   u.add(param(p + "attn.c_proj.bias", {C}, false, 0.0f));
   u.add(param(p + "ln_2.weight", {C}, false, 0.0f, 1.0f));
   u.add(param(p + "ln_2.bias", {C}, false, 0.0f));
-  u.add(param(p + "mlp.c_fc.weight", {I, C}, true, kInitStd));
-  u.add(param(p + "mlp.c_fc.bias", {I}, false, 0.0f));
-  u.add(param(p + "mlp.c_proj.weight", {C, I}, true, proj_std));
+  u.add(tp_split(param(p + "mlp.c_fc.weight", {I, C}, true, kInitStd), rows, tp));
+  u.add(tp_split(param(p + "mlp.c_fc.bias", {I}, false, 0.0f), rows, tp));
+  u.add(tp_split(param(p + "mlp.c_proj.weight", {C, I}, true, proj_std), columns, tp));
   u.add(param(p + "mlp.c_proj.bias", {C}, false, 0.0f));
   return u;
 }
 
 void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                                Tensor x, BlockSaved& saved) const {
-  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = ctx.config.intermediate;
   const Weights w = bind(layout, params);
+  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = w.fc_w.dim(0);
   auto in = std::make_unique<Internals>();
   Tensor res2 = attention_sublayer_forward(ctx, kAttention, attention_weights(w), x, in->attention);
 
@@ -109,7 +112,7 @@ void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout
   ctx.be.gelu_forward(gelu, fc);
 
   Tensor out = ctx.take(saved.out, {N, C}, MemoryCategory::activations, "block output");
-  ctx.be.linear_forward(out, gelu, w.mlp_proj_w, w.mlp_proj_b);
+  row_parallel_forward(ctx, out, gelu, w.mlp_proj_w, w.mlp_proj_b);
   ctx.be.add_inplace(out, res2);
   saved.internals = std::move(in);
 }
@@ -117,12 +120,12 @@ void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout
 void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                                 Tensor grads, Tensor x, const BlockSaved& saved,
                                 Tensor stream) const {
-  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = ctx.config.intermediate;
   const Weights w = bind(layout, params), g = bind(layout, grads);
+  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = w.fc_w.dim(0);
   const auto& in = static_cast<const Internals&>(*saved.internals);
   const auto ws = MemoryCategory::workspace;
   Buffer wide_buf, narrow_buf;
-  Tensor wide = ctx.take(wide_buf, {N * std::max(I, w.qkv_w.dim(0))}, ws, "block backward (wide)");
+  Tensor wide = ctx.take(wide_buf, {N * std::max(I, ctx.qkv_width())}, ws, "block backward (wide)");
   Tensor narrow = ctx.take(narrow_buf, {N, C}, ws, "block backward (narrow)");
 
   // MLP; stream = d out.
@@ -133,7 +136,7 @@ void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layou
   Tensor dfc = gelu;  // gelu(fc) is no longer needed: reuse its memory
   ctx.be.linear_backward(dfc, false, Tensor(), Tensor(), stream, gelu, w.mlp_proj_w);
   ctx.be.gelu_backward(dfc, fc, dfc);
-  ctx.be.linear_backward(narrow, false, g.fc_w, g.fc_b, dfc, f32_view(in.ln2.out, {N, C}), w.fc_w);
+  column_parallel_backward(ctx, narrow, g.fc_w, g.fc_b, dfc, f32_view(in.ln2.out, {N, C}), w.fc_w);
   // stream becomes d res2 = d out + LayerNorm-2 backward.
   norm_backward(ctx, NormKind::layernorm, stream, g.ln2_w, g.ln2_b, narrow,
                 f32_view(in.attention.res, {N, C}), w.ln2_w, in.ln2);

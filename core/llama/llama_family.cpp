@@ -1,6 +1,7 @@
 #include "core/llama/llama_family.h"
 
 #include "core/decoder/attention_sublayer.h"
+#include "core/decoder/parallel_linear.h"
 
 #include <algorithm>
 #include <string>
@@ -61,42 +62,45 @@ AttentionWeights attention_weights(const Weights& w) {
 
 }  // namespace
 
-UnitLayout LlamaFamily::embedding_layout(const ModelConfig& c) const {
+UnitLayout LlamaFamily::embedding_layout(const ModelConfig& c, TpSlice tp) const {
   UnitLayout u;
   u.name = "embedding";
-  u.add(matrix("model.embed_tokens.weight", {c.vocab_size, c.hidden}));
+  u.add(tp_split(matrix("model.embed_tokens.weight", {c.vocab_size, c.hidden}), TpSplit::rows, tp));
   return u;
 }
 
-UnitLayout LlamaFamily::head_layout(const ModelConfig& c) const {
+UnitLayout LlamaFamily::head_layout(const ModelConfig& c, TpSlice tp) const {
   UnitLayout u;
   u.name = "head";
   u.add(norm_weight("model.norm.weight", c.hidden));
-  if (!c.tie_embeddings) u.add(matrix("lm_head.weight", {c.vocab_size, c.hidden}));
+  if (!c.tie_embeddings) {
+    u.add(tp_split(matrix("lm_head.weight", {c.vocab_size, c.hidden}), TpSplit::rows, tp));
+  }
   return u;
 }
 
-UnitLayout LlamaFamily::block_layout(const ModelConfig& c, int layer) const {
+UnitLayout LlamaFamily::block_layout(const ModelConfig& c, int layer, TpSlice tp) const {
   const std::string p = "model.layers." + std::to_string(layer) + ".";
   const int64_t C = c.hidden, I = c.intermediate, D = c.head_dim();
+  constexpr TpSplit rows = TpSplit::rows, columns = TpSplit::columns;
   UnitLayout u;
   u.name = "block." + std::to_string(layer);
   u.add(norm_weight(p + "input_layernorm.weight", C));
-  u.add(matrix(p + "self_attn.q_proj.weight", {c.n_head * D, C}));
-  u.add(matrix(p + "self_attn.k_proj.weight", {c.n_kv_head * D, C}));
-  u.add(matrix(p + "self_attn.v_proj.weight", {c.n_kv_head * D, C}));
-  u.add(matrix(p + "self_attn.o_proj.weight", {C, c.n_head * D}));
+  u.add(tp_split(matrix(p + "self_attn.q_proj.weight", {c.n_head * D, C}), rows, tp));
+  u.add(tp_split(matrix(p + "self_attn.k_proj.weight", {c.n_kv_head * D, C}), rows, tp));
+  u.add(tp_split(matrix(p + "self_attn.v_proj.weight", {c.n_kv_head * D, C}), rows, tp));
+  u.add(tp_split(matrix(p + "self_attn.o_proj.weight", {C, c.n_head * D}), columns, tp));
   u.add(norm_weight(p + "post_attention_layernorm.weight", C));
-  u.add(matrix(p + "mlp.gate_proj.weight", {I, C}));
-  u.add(matrix(p + "mlp.up_proj.weight", {I, C}));
-  u.add(matrix(p + "mlp.down_proj.weight", {C, I}));
+  u.add(tp_split(matrix(p + "mlp.gate_proj.weight", {I, C}), rows, tp));
+  u.add(tp_split(matrix(p + "mlp.up_proj.weight", {I, C}), rows, tp));
+  u.add(tp_split(matrix(p + "mlp.down_proj.weight", {C, I}), columns, tp));
   return u;
 }
 
 void LlamaFamily::block_forward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                                 Tensor x, BlockSaved& saved) const {
-  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = ctx.config.intermediate;
   const Weights w = bind(layout, params);
+  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = w.down.dim(1);
   auto in = std::make_unique<Internals>();
   Tensor res2 = attention_sublayer_forward(ctx, kAttention, attention_weights(w), x, in->attention);
 
@@ -109,7 +113,7 @@ void LlamaFamily::block_forward(const BlockContext& ctx, const UnitLayout& layou
   ctx.be.swiglu_forward(hidden, gate_up);
 
   Tensor out = ctx.take(saved.out, {N, C}, MemoryCategory::activations, "block output");
-  ctx.be.linear_forward(out, hidden, w.down, Tensor());
+  row_parallel_forward(ctx, out, hidden, w.down, Tensor());
   ctx.be.add_inplace(out, res2);
   saved.internals = std::move(in);
 }
@@ -117,8 +121,8 @@ void LlamaFamily::block_forward(const BlockContext& ctx, const UnitLayout& layou
 void LlamaFamily::block_backward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                                  Tensor grads, Tensor x, const BlockSaved& saved,
                                  Tensor stream) const {
-  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = ctx.config.intermediate;
   const Weights w = bind(layout, params), g = bind(layout, grads);
+  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = w.down.dim(1);
   const auto& in = static_cast<const Internals&>(*saved.internals);
   const auto ws = MemoryCategory::workspace;
   Buffer hidden_buf, wide_buf, narrow_buf;
@@ -135,8 +139,8 @@ void LlamaFamily::block_backward(const BlockContext& ctx, const UnitLayout& layo
   ctx.be.linear_backward(dhidden, false, Tensor(), Tensor(), stream, hidden, w.down);
   Tensor dgate_up = wide.view(0, {N, 2 * I});
   ctx.be.swiglu_backward(dgate_up, gate_up, dhidden);
-  ctx.be.linear_backward(narrow, false, g.gate_up, Tensor(), dgate_up, f32_view(in.n2.out, {N, C}),
-                         w.gate_up);
+  column_parallel_backward(ctx, narrow, g.gate_up, Tensor(), dgate_up, f32_view(in.n2.out, {N, C}),
+                           w.gate_up);
   // stream becomes d res2 = d out + post-attention RMSNorm backward.
   norm_backward(ctx, NormKind::rmsnorm, stream, g.post_norm, Tensor(), narrow,
                 f32_view(in.attention.res, {N, C}), w.post_norm, in.n2);

@@ -93,11 +93,11 @@ TEST_CASE("embedding backward matches finite differences, with repeated tokens")
   auto r = random_vector(B * T * C, rng);
   auto loss = [&] {
     std::vector<float> out(B * T * C);
-    cpu::embedding_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B * T, T, C, 0);
+    cpu::embedding_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B * T, T, C, 0, 0, V);
     return dot(out, r);
   };
   std::vector<float> dwte(V * C, 0.0f), dwpe(P * C, 0.0f);
-  cpu::embedding_backward(dwte.data(), dwpe.data(), r.data(), tokens.data(), B * T, T, C);
+  cpu::embedding_backward(dwte.data(), dwpe.data(), r.data(), tokens.data(), B * T, T, C, 0, V);
   check_all({&wte, &wpe}, {&dwte, &dwpe}, loss, rng, "embedding");
 }
 
@@ -136,18 +136,40 @@ TEST_CASE("attention is causal: a later token never changes an earlier output") 
   for (int i = 0; i < (T - 1) * H * D; ++i) CHECK(out1[i] == out2[i]);
 }
 
-TEST_CASE("fused cross-entropy: loss and gradient match finite differences") {
+namespace {
+
+// The three cross-entropy passes on one rank holding the whole vocabulary (the reductions
+// between them are identities); `padding` columns past the vocabulary are ignored.
+double cross_entropy(std::vector<float>& logits, const std::vector<int32_t>& targets, int64_t N,
+                     int64_t V, int64_t padding) {
+  std::vector<float> stats(3 * N);
+  cpu::cross_entropy_max(stats.data(), logits.data(), N, V + padding, V);
+  cpu::cross_entropy_sums(stats.data(), logits.data(), targets.data(), N, V + padding, V, 0);
+  return cpu::cross_entropy_finish(logits.data(), stats.data(), targets.data(), N, V + padding, 0,
+                                   1.0f);
+}
+
+}  // namespace
+
+TEST_CASE("fused cross-entropy: loss and gradient match finite differences, padding ignored") {
   std::mt19937_64 rng(7);
-  const int N = 5, V = 11;
-  auto logits = random_vector(N * V, rng, 3.0f);
+  const int N = 5, V = 11, padding = 2;
+  auto logits = random_vector(N * (V + padding), rng, 3.0f);
   std::vector<int32_t> targets = {3, 0, -1, 10, 7};
   auto loss = [&] {
     std::vector<float> copy = logits;
-    return cpu::cross_entropy_fused(copy.data(), targets.data(), N, V, 1.0f);
+    return cross_entropy(copy, targets, N, V, padding);
   };
   std::vector<float> grad = logits;
-  cpu::cross_entropy_fused(grad.data(), targets.data(), N, V, 1.0f);
-  for (int v = 0; v < V; ++v) CHECK(grad[2 * V + v] == 0.0f);  // ignored row
+  const double at_start = cross_entropy(grad, targets, N, V, padding);
+  for (int v = 0; v < V + padding; ++v) CHECK(grad[2 * (V + padding) + v] == 0.0f);  // ignored row
+  for (int n = 0; n < N; ++n) {
+    for (int v = V; v < V + padding; ++v) CHECK(grad[n * (V + padding) + v] == 0.0f);
+  }
+  // Padding logits, however large, change nothing.
+  std::vector<float> padded = logits;
+  for (int n = 0; n < N; ++n) padded[n * (V + padding) + V] = 100.0f;
+  CHECK(cross_entropy(padded, targets, N, V, padding) == doctest::Approx(at_start).epsilon(1e-12));
   check_all({&logits}, {&grad}, loss, rng, "cross-entropy");
 }
 

@@ -1,0 +1,33 @@
+// ReduceGroup: what model code needs from communication — summing (or taking the maximum
+// of) a tensor in place across a group of ranks — so that tensor-parallel layers in core/
+// can reduce without core depending on comm/. comm's Communicator is one.
+//
+// A reduction is non-blocking: it returns a CommRequest to wait on, so a layer can start
+// it as soon as its input is ready and compute something else meanwhile.
+#pragma once
+
+#include <memory>
+
+#include "core/tensor.h"
+
+namespace llmft {
+
+enum class ReduceOp { sum, max };
+
+class CommRequest {
+ public:
+  virtual ~CommRequest() = default;
+  // Blocks until the collective completes.
+  virtual void wait() = 0;
+};
+
+class ReduceGroup {
+ public:
+  virtual ~ReduceGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // In place; data is f32, bf16 or fp16 (sum and max in f32 arithmetic per element).
+  virtual std::unique_ptr<CommRequest> all_reduce(Tensor data, ReduceOp op) = 0;
+};
+
+}  // namespace llmft
