@@ -23,6 +23,7 @@
 #include "parallel/flops.h"
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
+#include "parallel/tp_gather.h"
 
 namespace llmft {
 
@@ -102,19 +103,26 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   engine_options.seed = o.seed;
 
   const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
+  // The ranks form a dp x tp mesh (tensor-parallel ranks adjacent).
+  const MeshShape shape = mesh_shape(mpi.size(), o.tp, config);
+  LLMFT_REQUIRE(o.dp == 0 || o.dp == shape.dp,
+                "--dp " << o.dp << " with " << mpi.size() << " ranks and --tp " << shape.tp
+                        << ": --dp must be " << shape.dp << " (ranks / --tp), or 0");
   // Every rank checks the worst rank's prediction, so they all refuse (or start) together.
   MemoryPrediction predicted;
   for (int rank = 0; rank < mpi.size(); ++rank) {
-    RunShape shape{o.micro_batch,
-                   o.seq_len,
-                   engine_options.dtype,
-                   o.activation_checkpointing,
-                   engine_options.optimizer,
-                   o.clip_grad > 0};
-    shape.zero_stage = o.zero;
-    shape.ranks = mpi.size();
-    shape.rank = rank;
-    const MemoryPrediction p = predict_memory(config, shape);
+    RunShape run{o.micro_batch,
+                 o.seq_len,
+                 engine_options.dtype,
+                 o.activation_checkpointing,
+                 engine_options.optimizer,
+                 o.clip_grad > 0};
+    run.zero_stage = o.zero;
+    run.ranks = shape.dp;
+    run.rank = rank / shape.tp;
+    run.tp = shape.tp;
+    run.tp_rank = rank % shape.tp;
+    const MemoryPrediction p = predict_memory(config, run);
     if (p.peak_total > predicted.peak_total) predicted = p;
   }
   LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,
@@ -125,20 +133,19 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << "; lower --micro-batch (use --grad-accum to keep the batch) or --seq-len, "
                     << "or raise --device-memory");
 
-  // The ranks form a dp x tp mesh; with tensor parallelism not built yet, tp is 1.
-  const MeshShape shape = mesh_shape(mpi.size(), 1, config);
-  LLMFT_REQUIRE(o.dp == 0 || o.dp == shape.dp,
-                "--dp " << o.dp << " with " << mpi.size() << " ranks: --dp must be " << shape.dp
-                        << " (ranks / tensor-parallel size 1), or 0");
   std::unique_ptr<MpiCommunicator> world;
   std::unique_ptr<Mesh> mesh;
   Communicator* data_parallel = nullptr;
+  Communicator* tensor_parallel = nullptr;
   if (mpi.size() > 1) {
     world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
     mesh = std::make_unique<Mesh>(*world, shape);
-    data_parallel = &mesh->data_parallel();
+    if (shape.dp > 1) data_parallel = &mesh->data_parallel();
+    if (shape.tp > 1) tensor_parallel = &mesh->tensor_parallel();
     engine_options.data_parallel = data_parallel;
+    engine_options.tensor_parallel = tensor_parallel;
   }
+  const TpSlice tp_slice{mesh ? mesh->tp_rank() : 0, shape.tp};
   engine_options.zero_stage = o.zero;
   const int dp = shape.dp, dp_rank = mesh ? mesh->dp_rank() : 0;
   const bool lead = mpi.rank() == 0;
@@ -146,19 +153,24 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   std::unique_ptr<Backend> backend = make_backend(o.device);
   if (o.threads > 0) backend->set_threads(o.threads);
   Allocator allocator(backend->memory(), budget);
-  std::unique_ptr<Model> model =
-      make_model(config, *backend, allocator, ModelOptions{o.activation_checkpointing});
+  std::unique_ptr<Model> model = make_model(
+      config, *backend, allocator,
+      ModelOptions{o.activation_checkpointing, tp_slice, tensor_parallel});
   Engine engine(*model, *backend, allocator, engine_options);
+  // Checkpoints hold the whole model; each rank keeps its tensor-parallel slice.
+  const std::vector<UnitLayout> whole_units = unit_layouts(config);
   if (!o.init_from.empty()) {
-    io::UnitValues weights = io::read_hf_safetensors(weights_file(o.init_from), model->units());
-    for (size_t u = 0; u < weights.size(); ++u)
-      engine.write_params(static_cast<int>(u), weights[u]);
+    io::UnitValues weights = io::read_hf_safetensors(weights_file(o.init_from), whole_units);
+    for (size_t u = 0; u < weights.size(); ++u) {
+      engine.write_params(static_cast<int>(u), slice_unit(whole_units[u], model->units()[u],
+                                                          tp_slice, weights[u]));
+    }
   }
 
   // An unwritable --save-dir should fail now, not after training.
   if (lead && !o.save_dir.empty()) io::ensure_directory(o.save_dir, "--save-dir");
   std::optional<TrainReport> report;
-  if (lead) report.emplace(o, config, predicted, loader.num_windows(), dp);
+  if (lead) report.emplace(o, config, predicted, loader.num_windows(), shape);
   io::MetricsWriter metrics(lead ? o.metrics : "");
   if (!val_batches.empty()) {
     const double loss = engine.evaluate(views_of(val_batches));
@@ -200,15 +212,19 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   if (report) report->finish(allocator);
 
   if (!o.save_dir.empty()) {
-    // Every rank takes part (with ZeRO-3 reading the weights gathers them); rank 0 keeps
-    // and writes them.
+    // Every rank takes part (with ZeRO-3 reading the weights gathers them, with tensor
+    // parallelism the slices are gathered); rank 0 keeps and writes them.
     io::UnitValues weights;
     for (size_t u = 0; u < model->units().size(); ++u) {
       std::vector<float> values = engine.read_params(static_cast<int>(u));
+      if (tensor_parallel) {
+        values = gather_tp_unit(*tensor_parallel, *backend, allocator, whole_units[u],
+                                model->units()[u], values);
+      }
       if (lead) weights.push_back(std::move(values));
     }
     if (lead) {
-      io::write_hf_model_dir(o.save_dir, config, model->units(), weights);
+      io::write_hf_model_dir(o.save_dir, config, whole_units, weights);
       std::printf("saved the model to %s (config.json, model.safetensors)\n", o.save_dir.c_str());
     }
   }

@@ -61,7 +61,10 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "device memory budget, e.g. 2GiB (0 = unlimited on cpu)")
       ("threads", po::value(&o.threads)->default_value(0), "CPU threads (0 = all cores)")
       ("dp", po::value(&o.dp)->default_value(0),
-       "data-parallel ranks (0 = all ranks of the job)")
+       "data-parallel ranks (0 = ranks / --tp)")
+      ("tp", po::value(&o.tp)->default_value(1),
+       "tensor-parallel ranks per model replica (Megatron-style; must divide the ranks, the "
+       "attention heads, the key/value heads and the MLP width)")
       ("zero", po::value(&o.zero)->default_value(0),
        "ZeRO stage across the ranks: 0 replicates everything (DDP); 1 shards optimizer state "
        "and master weights; 2 also gradients; 3 also weights")

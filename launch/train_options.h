@@ -12,7 +12,7 @@ namespace llmft {
 struct TrainOptions {
   std::string model, data, val_data, init_from, save_dir, metrics, device;
   int seq_len, micro_batch, grad_accum, steps, warmup, log_every, eval_every, eval_windows;
-  int threads, zero, dp;
+  int threads, zero, dp, tp;
   double comm_timeout;
   float lr, min_lr, weight_decay, clip_grad, beta1, beta2, eps, momentum;
   std::string lr_schedule, optimizer, device_memory, dtype;

@@ -16,7 +16,7 @@ double tokens_of(const StepRecord& r) {
 }  // namespace
 
 TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
-                         const MemoryPrediction& predicted, size_t train_windows, int data_parallel)
+                         const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh)
     : options_(o),
       predicted_(predicted),
       uniform_loss_(std::log(static_cast<double>(c.vocab_size))) {
@@ -27,11 +27,12 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
   std::printf("llmft: %lld parameters, stored as %s%s\n",
               static_cast<long long>(parameter_count(c)), o.dtype.c_str(),
               o.activation_checkpointing ? ", activation checkpointing" : "");
+  std::printf("llmft: layout dp %d x tp %d, ZeRO %d\n", mesh.dp, mesh.tp, o.zero);
   std::printf(
-      "llmft: data %s: %zu windows of %d tokens; %d ranks x %d x %d windows per step "
-      "(%d tokens)\n",
-      o.data.c_str(), train_windows, o.seq_len, data_parallel, o.micro_batch, o.grad_accum,
-      data_parallel * o.micro_batch * o.grad_accum * o.seq_len);
+      "llmft: data %s: %zu windows of %d tokens; %d data-parallel ranks x %d x %d windows per "
+      "step (%d tokens)\n",
+      o.data.c_str(), train_windows, o.seq_len, mesh.dp, o.micro_batch, o.grad_accum,
+      mesh.dp * o.micro_batch * o.grad_accum * o.seq_len);
   std::printf(
       "llmft: %s, lr %g (%s, warmup %d, min %g), weight decay %g, clip %g, %d steps, "
       "seed %llu, device %s\n",

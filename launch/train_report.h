@@ -12,6 +12,7 @@
 #include "launch/train_options.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
+#include "parallel/mesh.h"
 
 namespace llmft {
 
@@ -28,7 +29,7 @@ class TrainReport {
  public:
   // Prints the configuration lines.
   TrainReport(const TrainOptions& options, const ModelConfig& config,
-              const MemoryPrediction& predicted, size_t train_windows, int data_parallel);
+              const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh);
   void validation(int step, double loss);
   void step(const StepRecord& record, const std::optional<double>& val_loss);
   io::Json metrics_json(const StepRecord& record, const std::optional<double>& val_loss) const;

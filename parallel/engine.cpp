@@ -1,5 +1,6 @@
 #include "parallel/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -33,6 +34,15 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
   for (const UnitLayout& u : units) {
     shards_.push_back(shard_layout(u.numel, ranks(), rank));
     spans_.push_back(update_span(options_.optimizer.kind, options_.zero_stage, shards_.back()));
+    counted_.emplace_back();
+    for (const ParamInfo& p : u.params) {
+      if (!tp_counts(p, tp_slice())) continue;
+      if (!counted_.back().empty() && counted_.back().back().end == p.offset) {
+        counted_.back().back().end += p.numel();
+      } else {
+        counted_.back().push_back(UnitSpan{p.offset, p.offset + p.numel()});
+      }
+    }
   }
   if (options_.trainable)
     optimizer_ = make_optimizer(options_.optimizer, be_, alloc_, units, spans_);
@@ -40,9 +50,12 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
   const bool has_master = stored_grads && options_.dtype != DType::f32;
   for (size_t u = 0; u < units.size(); ++u) {
     allocate_unit(static_cast<int>(u), stored_grads, has_master);
-    std::vector<float> host(static_cast<size_t>(units[u].numel));
+    // This rank's slice of the whole model's initial values; padding rows stay zero.
+    std::vector<float> host(static_cast<size_t>(units[u].numel), 0.0f);
     for (const ParamInfo& p : units[u].params) {
-      initial_values(p, options_.seed, 0, p.numel(), host.data() + p.offset);
+      for (const TpRun& run : tp_runs(p, tp_slice())) {
+        initial_values(p, options_.seed, run.full, run.count, host.data() + p.offset + run.local);
+      }
     }
     write_params(static_cast<int>(u), host);
   }
@@ -138,14 +151,23 @@ double Engine::backward(bool reduce) {
 }
 
 double Engine::sum_over_ranks(double value) {
-  if (!options_.data_parallel) return value;
+  return sum_over(options_.data_parallel, value);
+}
+
+double Engine::sum_over(Communicator* group, double value) {
+  if (!group) return value;
   Tensor scalar = scalars_.as(DType::f32, {2}).view(1, {1});
   const float host = static_cast<float>(value);
   be_.copy_to_device(scalar, &host);
-  options_.data_parallel->all_reduce(scalar, ReduceOp::sum)->wait();
+  group->all_reduce(scalar, ReduceOp::sum)->wait();
   float summed = 0.0f;
   be_.copy_to_host(&summed, scalar);
   return summed;
+}
+
+TpSlice Engine::tp_slice() const {
+  Communicator* tp = options_.tensor_parallel;
+  return tp ? TpSlice{tp->rank(), tp->size()} : TpSlice{};
 }
 
 void Engine::all_reduce(const Tensor& t) {
@@ -189,14 +211,19 @@ Buffer Engine::gather(int unit, const Tensor& shard) const {
   return full;
 }
 
-double Engine::square_sum(const std::vector<Tensor>& tensors, bool sharded) {
-  Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
-  be_.fill(sum, 0.0f);
-  for (const Tensor& t : tensors) be_.sum_squares(sum, t);
-  float value = 0.0f;
-  be_.copy_to_host(&value, sum);
-  // Replicated tensors are the same everywhere; shards add up across ranks.
-  return sharded ? sum_over_ranks(value) : value;
+void Engine::add_square_sum(Tensor sum, int unit, const Tensor& t, int64_t begin) const {
+  const int64_t end = begin + t.numel();
+  for (const UnitSpan& span : counted_[unit]) {
+    const int64_t lo = std::max(span.begin, begin), hi = std::min(span.end, end);
+    if (lo < hi) be_.sum_squares(sum, t.view(lo - begin, {hi - lo}));
+  }
+}
+
+double Engine::global_square_sum(float local, bool sharded) {
+  // Data-parallel replicas are the same everywhere; shards add up across ranks. Tensor-
+  // parallel slices always add up (replicated parameters were counted once).
+  const double data_parallel = sharded ? sum_over_ranks(local) : local;
+  return sum_over(options_.tensor_parallel, data_parallel);
 }
 
 StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int step) {
@@ -204,6 +231,7 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
   LLMFT_REQUIRE(!micro_batches.empty(), "internal: a step needs at least one micro-batch");
   StepStats stats;
   for (const MicroBatch& mb : micro_batches) stats.target_tokens += count_targets(mb);
+  if (options_.tensor_parallel) options_.tensor_parallel->set_context("step " + std::to_string(step));
   if (options_.data_parallel) {
     options_.data_parallel->set_context("step " + std::to_string(step));
     stats.target_tokens = std::llround(sum_over_ranks(static_cast<double>(stats.target_tokens)));
@@ -245,12 +273,21 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
     if (options_.zero_stage == 1) return shards[u].as(options_.dtype, {n});
     return options_.zero_stage >= 2 ? stored_.grads[u].view(0, {n}) : stored_.grads[u];
   };
-  std::vector<Tensor> reduced;  // this rank's sums of the gradients (whole or shards)
+  // The norm of this rank's sums of the gradients (whole units or shards).
+  Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
+  be_.fill(sum, 0.0f);
   for (size_t u = 0; u < stored_.grads.size(); ++u) {
-    reduced.push_back(options_.zero_stage == 1 ? shards[u].as(options_.dtype, {shards_[u].shard})
-                                               : stored_.grads[u]);
+    const int unit = static_cast<int>(u);
+    const bool sharded = options_.zero_stage >= 1;
+    add_square_sum(sum, unit,
+                   options_.zero_stage == 1 ? shards[u].as(options_.dtype, {shards_[u].shard})
+                                            : stored_.grads[u],
+                   sharded ? shards_[u].begin : 0);
   }
-  stats.grad_norm = std::sqrt(square_sum(reduced, options_.zero_stage >= 1)) / stats.loss_scale;
+  float local = 0.0f;
+  be_.copy_to_host(&local, sum);
+  stats.grad_norm =
+      std::sqrt(global_square_sum(local, options_.zero_stage >= 1)) / stats.loss_scale;
   stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
   if (stats.skipped) return stats;
   const float scale = clip_factor(stats.grad_norm, options_.clip_grad) / stats.loss_scale;
@@ -287,7 +324,7 @@ void Engine::fused_reduce_and_update(int unit, Tensor sum, bool update, float lr
     // LOMO with ZeRO-2/3: this rank's shard of the summed gradient updates its weights.
     Buffer shard = reduce_scatter(unit, work_->padded_grad(unit));
     const Tensor mine = shard.as(DType::f32, {shards_[unit].shard});
-    be_.sum_squares(sum, mine);
+    add_square_sum(sum, unit, mine, shards_[unit].begin);
     if (!update) return;
     const UnitSpan span = spans_[unit];
     optimizer_->update_unit(unit, layout, span, updated_weights(unit), mine.view(0, {span.size()}),
@@ -296,7 +333,7 @@ void Engine::fused_reduce_and_update(int unit, Tensor sum, bool update, float lr
     return;
   }
   all_reduce(grad);
-  be_.sum_squares(sum, grad);
+  add_square_sum(sum, unit, grad, 0);
   if (!update) return;
   if (options_.zero_stage < 3) {
     optimizer_->update_unit(unit, layout, whole(layout), stored_.params[unit], grad, lr,
@@ -331,7 +368,7 @@ double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep
   }
   float value = 0.0f;
   be_.copy_to_host(&value, sum);
-  return fused_scatter() ? sum_over_ranks(value) : value;
+  return global_square_sum(value, fused_scatter());
 }
 
 StepStats Engine::fused_step(const MicroBatch& batch, StepStats stats) {

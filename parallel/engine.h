@@ -30,6 +30,11 @@
 // AdaLomo's row and column statistics need the whole unit, so it always all-reduces and
 // updates whole units (gathering the weights first with ZeRO-3).
 //
+// Tensor parallelism (a tensor-parallel Communicator): the model's units are this rank's
+// slices and its layers do their own reductions; the Engine initialises each slice from
+// the whole model's values (core/tp_slice.h), and sums the gradient norm over the group,
+// counting replicated parameters (norms, some biases) on tensor-parallel rank 0 only.
+//
 // Thread-safety: one Engine per rank, used from one thread.
 #pragma once
 
@@ -59,6 +64,9 @@ struct EngineOptions {
   bool trainable = true;       // false: parameters only (no gradients, no optimizer state)
   Communicator* data_parallel = nullptr;  // the data-parallel group; null: one rank
   int zero_stage = 0;                     // 0 (DDP) .. 3
+  // The tensor-parallel group the model's units are sliced over; null: none. ZeRO shards
+  // within the data-parallel group, each rank its own slice.
+  Communicator* tensor_parallel = nullptr;
 };
 
 struct StepStats {
@@ -108,6 +116,9 @@ class Engine {
   double backward(bool reduce);
   // Sums a host value over the data-parallel group (identity with one rank).
   double sum_over_ranks(double value);
+  // Sums a host value over `group` (identity without one).
+  double sum_over(Communicator* group, double value);
+  TpSlice tp_slice() const;
   // In-place collectives over the data-parallel group (no-ops with one rank).
   void all_reduce(const Tensor& t);
   // Sums `padded` over the group into a new shard-sized buffer (comm_buffers).
@@ -116,8 +127,12 @@ class Engine {
   void all_gather_shards(int unit, const Tensor& full);
   // The whole unit (padded, in shard's dtype) in a new buffer, from every rank's shard.
   Buffer gather(int unit, const Tensor& shard) const;
-  // Sum of squares of the tensors; `sharded`: each rank holds a part, so add over ranks.
-  double square_sum(const std::vector<Tensor>& tensors, bool sharded);
+  // sum += the sum of squares of t, which holds elements begin .. of unit u, over the
+  // elements this rank counts in the global norm.
+  void add_square_sum(Tensor sum, int unit, const Tensor& t, int64_t begin) const;
+  // The global sum of squares from this rank's part; `sharded`: each data-parallel rank
+  // holds a part, so add over them too.
+  double global_square_sum(float local, bool sharded);
   // The stored weights this rank updates: its span of the whole unit, or its shard.
   Tensor updated_weights(int unit) const;
   StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, StepStats stats);
@@ -137,6 +152,7 @@ class Engine {
   EngineOptions options_;
   std::vector<ShardLayout> shards_;
   std::vector<UnitSpan> spans_;  // the part of each unit this rank's optimizer updates
+  std::vector<std::vector<UnitSpan>> counted_;  // per unit: elements this rank adds to norms
   std::vector<Buffer> param_buffers_, grad_buffers_, master_buffers_;
   UnitTensors stored_;               // weights (whole, or shards with ZeRO-3) and gradients
   std::vector<Tensor> full_params_;  // whole padded weight buffers (ZeRO 0-2)

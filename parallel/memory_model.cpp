@@ -24,14 +24,17 @@ struct ActivationBytes {
                                // the residual gradient, the head's d final norm
   size_t block_internals = 0;  // what a block keeps for backward besides its output
   size_t final_norm = 0;       // the head's norm output and statistics
-  size_t logits = 0;
+  size_t logits = 0;      // this rank's vocabulary columns
+  size_t loss_stats = 0;  // the cross-entropy's per-row statistics
   size_t forward_temp = 0;   // a block's forward temporary (GELU / SwiGLU output)
   size_t backward_temp = 0;  // a block's backward temporaries
 };
 
-ActivationBytes activation_bytes(const ModelConfig& c, int64_t B, int64_t T) {
-  const int64_t N = B * T, C = c.hidden, I = c.intermediate, V = c.vocab_size;
-  const int64_t W = C + 2 * static_cast<int64_t>(c.n_kv_head) * c.head_dim();
+ActivationBytes activation_bytes(const ModelConfig& c, int64_t B, int64_t T, int tp) {
+  // This tensor-parallel rank's widths: its heads, MLP columns and vocabulary rows.
+  const int64_t N = B * T, C = c.hidden, I = c.intermediate / tp, V = tp_rows(c.vocab_size, tp);
+  const int64_t H = c.n_head / tp, A = H * c.head_dim();
+  const int64_t W = (H + 2 * static_cast<int64_t>(c.n_kv_head / tp)) * c.head_dim();
   const bool gpt2 = c.family == ModelFamily::gpt2;
   // A norm keeps its output and rstd (and LayerNorm its mean).
   const size_t norm = f32_bytes(N * C) + (gpt2 ? 2 : 1) * f32_bytes(N);
@@ -40,10 +43,11 @@ ActivationBytes activation_bytes(const ModelConfig& c, int64_t B, int64_t T) {
   a.hidden = f32_bytes(N * C);
   // Both: 2 norms, qkv, attention output and lse, attention residual; then the MLP input
   // (GPT-2: c_fc output (N, I); LLaMA: gate/up (N, 2I)).
-  a.block_internals = 2 * norm + f32_bytes(N * W) + f32_bytes(N * C) + f32_bytes(B * c.n_head * T) +
+  a.block_internals = 2 * norm + f32_bytes(N * W) + f32_bytes(N * A) + f32_bytes(B * H * T) +
                       f32_bytes(N * C) + f32_bytes(N * (gpt2 ? I : 2 * I));
   a.final_norm = norm;
   a.logits = f32_bytes(N * V);
+  a.loss_stats = f32_bytes(3 * N);
   a.forward_temp = f32_bytes(N * I);
   a.backward_temp = gpt2 ? f32_bytes(N * std::max(I, W)) + f32_bytes(N * C)
                          : f32_bytes(N * I) + f32_bytes(N * std::max(2 * I, W)) + f32_bytes(N * C);
@@ -64,8 +68,8 @@ class StepReplay {
   StepReplay(const ModelConfig& c, const RunShape& shape)
       : c_(c),
         shape_(shape),
-        units_(unit_layouts(c)),
-        a_(activation_bytes(c, shape.micro_batch, shape.seq_len)),
+        units_(unit_layouts(c, TpSlice{shape.tp_rank, shape.tp})),
+        a_(activation_bytes(c, shape.micro_batch, shape.seq_len, shape.tp)),
         width_(dtype_size(shape.dtype)),
         copies_(shape.dtype != DType::f32),
         fused_(is_fused(shape.optimizer.kind)),
@@ -225,6 +229,8 @@ class StepReplay {
     } else if (u == head()) {
       t_.take(kActs, a_.final_norm);
       t_.take(kActs, a_.logits);
+      t_.take(kWork, a_.loss_stats);
+      t_.give_back(kWork, a_.loss_stats);
     } else {
       block_forward();
       if (shape_.activation_checkpointing) t_.give_back(kActs, a_.block_internals);

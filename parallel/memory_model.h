@@ -5,7 +5,8 @@
 // weights, converting 16-bit ones); backward in reverse with each layer's activations
 // and temporaries as its header comment states (core/gpt2, core/llama, core/decoder),
 // the gradients' reduction buffers, the fused optimizers' norm pass, and the update —
-// rounding every allocation as the Allocator does. Tests hold it to within 1% of the
+// rounding every allocation as the Allocator does. Under tensor parallelism the units are
+// the rank's slices and the activations its heads', MLP columns' and vocabulary rows'. Tests hold it to within 1% of the
 // allocator's measured peak, per category and in total, on every rank.
 #pragma once
 
