@@ -153,17 +153,17 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   std::unique_ptr<Backend> backend = make_backend(o.device);
   if (o.threads > 0) backend->set_threads(o.threads);
   Allocator allocator(backend->memory(), budget);
-  std::unique_ptr<Model> model = make_model(
-      config, *backend, allocator,
-      ModelOptions{o.activation_checkpointing, tp_slice, tensor_parallel});
+  std::unique_ptr<Model> model =
+      make_model(config, *backend, allocator,
+                 ModelOptions{o.activation_checkpointing, tp_slice, tensor_parallel});
   Engine engine(*model, *backend, allocator, engine_options);
   // Checkpoints hold the whole model; each rank keeps its tensor-parallel slice.
   const std::vector<UnitLayout> whole_units = unit_layouts(config);
   if (!o.init_from.empty()) {
     io::UnitValues weights = io::read_hf_safetensors(weights_file(o.init_from), whole_units);
     for (size_t u = 0; u < weights.size(); ++u) {
-      engine.write_params(static_cast<int>(u), slice_unit(whole_units[u], model->units()[u],
-                                                          tp_slice, weights[u]));
+      engine.write_params(static_cast<int>(u),
+                          slice_unit(whole_units[u], model->units()[u], tp_slice, weights[u]));
     }
   }
 

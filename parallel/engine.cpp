@@ -231,7 +231,8 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
   LLMFT_REQUIRE(!micro_batches.empty(), "internal: a step needs at least one micro-batch");
   StepStats stats;
   for (const MicroBatch& mb : micro_batches) stats.target_tokens += count_targets(mb);
-  if (options_.tensor_parallel) options_.tensor_parallel->set_context("step " + std::to_string(step));
+  if (options_.tensor_parallel)
+    options_.tensor_parallel->set_context("step " + std::to_string(step));
   if (options_.data_parallel) {
     options_.data_parallel->set_context("step " + std::to_string(step));
     stats.target_tokens = std::llround(sum_over_ranks(static_cast<double>(stats.target_tokens)));

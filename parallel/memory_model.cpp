@@ -24,10 +24,10 @@ struct ActivationBytes {
                                // the residual gradient, the head's d final norm
   size_t block_internals = 0;  // what a block keeps for backward besides its output
   size_t final_norm = 0;       // the head's norm output and statistics
-  size_t logits = 0;      // this rank's vocabulary columns
-  size_t loss_stats = 0;  // the cross-entropy's per-row statistics
-  size_t forward_temp = 0;   // a block's forward temporary (GELU / SwiGLU output)
-  size_t backward_temp = 0;  // a block's backward temporaries
+  size_t logits = 0;           // this rank's vocabulary columns
+  size_t loss_stats = 0;       // the cross-entropy's per-row statistics
+  size_t forward_temp = 0;     // a block's forward temporary (GELU / SwiGLU output)
+  size_t backward_temp = 0;    // a block's backward temporaries
 };
 
 ActivationBytes activation_bytes(const ModelConfig& c, int64_t B, int64_t T, int tp) {

@@ -6,8 +6,8 @@
 // and temporaries as its header comment states (core/gpt2, core/llama, core/decoder),
 // the gradients' reduction buffers, the fused optimizers' norm pass, and the update —
 // rounding every allocation as the Allocator does. Under tensor parallelism the units are
-// the rank's slices and the activations its heads', MLP columns' and vocabulary rows'. Tests hold it to within 1% of the
-// allocator's measured peak, per category and in total, on every rank.
+// the rank's slices and the activations its heads', MLP columns' and vocabulary rows'. Tests hold
+// it to within 1% of the allocator's measured peak, per category and in total, on every rank.
 #pragma once
 
 #include <string>
@@ -27,8 +27,8 @@ struct RunShape {
   OptimizerConfig optimizer;
   bool clip_grad = false;  // gradient clipping on (fused optimizers then run a norm pass)
   int zero_stage = 0;
-  int ranks = 1;  // data-parallel group size
-  int rank = 0;   // this rank in the group (the last ranks may own fewer elements)
+  int ranks = 1;    // data-parallel group size
+  int rank = 0;     // this rank in the group (the last ranks may own fewer elements)
   int tp = 1;       // tensor-parallel group size
   int tp_rank = 0;  // this rank in its tensor-parallel group
 };

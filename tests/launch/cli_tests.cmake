@@ -10,6 +10,7 @@ add_test(NAME cli_setup COMMAND bash -c
    head -c 1000 '${cli_dir}/val.tok' > '${cli_dir}/truncated.tok' &&
    echo '{\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 257, \"n_positions\": 64, \"n_embd\": 100, \"n_layer\": 2, \"n_head\": 3}' > '${cli_dir}/indivisible.json' &&
    echo '{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64,' > '${cli_dir}/malformed.json' &&
+   echo '{\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 257, \"n_positions\": 64, \"n_embd\": 48, \"n_layer\": 2, \"n_head\": 3}' > '${cli_dir}/three_heads.json' &&
    echo '{\"architectures\": [\"MistralForCausalLM\"], \"hidden_size\": 64}' > '${cli_dir}/unknown_arch.json' &&
    printf '{\"text\": \"fine\"}\\nnot json\\n' > '${cli_dir}/not_json.jsonl' &&
    printf '{\"text\": \"fine\"}\\n{\"prompt\": \"no response\"}\\n' > '${cli_dir}/no_field.jsonl' &&
@@ -83,4 +84,21 @@ add_test(NAME cli_zero3_two_ranks COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPRO
   --val-data ${cli_dir}/val.tok --eval-windows 4 --zero 3 --dtype bf16 --steps 3 --seq-len 32
   --micro-batch 2 --threads 1 --log-every 1 --save-dir ${cli_dir}/zero3_model)
 set_tests_properties(cli_zero3_two_ranks PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
-  PASS_REGULAR_EXPRESSION "2 ranks x 2 x 1 windows.*step +3/3.*saved the model")
+  PASS_REGULAR_EXPRESSION "2 data-parallel ranks x 2 x 1 windows.*step +3/3.*saved the model")
+
+# Tensor parallelism through the binary: 2 ranks as one tp=2 replica train, evaluate and
+# save a whole model (the slices gathered); a tp that does not divide the ranks or the
+# heads is refused before training, naming the sizes that work.
+add_test(NAME cli_tp_two_ranks COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
+  ${LLMFT_MPI_FLAGS} ${llmft} --model llama-tiny --data ${cli_dir}/val.tok
+  --val-data ${cli_dir}/val.tok --eval-windows 4 --tp 2 --steps 3 --seq-len 32
+  --micro-batch 2 --threads 1 --log-every 1 --save-dir ${cli_dir}/tp_model)
+set_tests_properties(cli_tp_two_ranks PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "layout dp 1 x tp 2.*step +3/3.*saved the model")
+cli_failure(tp_world "--tp 3 does not divide the number of ranks \\(1\\); with 1 ranks.*use --tp 1"
+  --data ${cli_dir}/val.tok --tp 3 ${train_outputs})
+add_test(NAME cli_tp_heads COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
+  ${LLMFT_MPI_FLAGS} ${llmft} --model ${cli_dir}/three_heads.json --data ${cli_dir}/val.tok
+  --tp 2 --seq-len 32 --threads 1)
+set_tests_properties(cli_tp_heads PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "--tp 2 does not divide the attention heads \\(3\\).*use --tp 1")

@@ -1,5 +1,5 @@
 // TestTrainer: a CPU backend, allocator, model and Engine for tests, and the whole
-// model's weights as one host vector.
+// model's weights as one host vector (this rank's slice under tensor parallelism).
 #pragma once
 
 #include <memory>
@@ -18,9 +18,9 @@ struct TestTrainer {
   std::unique_ptr<Engine> engine;
 
   TestTrainer(const ModelConfig& config, const EngineOptions& options, bool checkpointing = false,
-              int threads = 0) {
+              int threads = 0, TpSlice tp = {}, ReduceGroup* tp_group = nullptr) {
     if (threads > 0) be.set_threads(threads);
-    model = make_model(config, be, alloc, ModelOptions{checkpointing});
+    model = make_model(config, be, alloc, ModelOptions{checkpointing, tp, tp_group});
     engine = std::make_unique<Engine>(*model, be, alloc, options);
   }
 

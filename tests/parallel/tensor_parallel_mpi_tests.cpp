@@ -1,0 +1,241 @@
+// Tensor parallelism under mpiexec (-n 2 and -n 4): each tensor-parallel layer against its
+// single-rank twin (outputs and every gradient), the vocabulary-parallel embedding, head
+// and cross-entropy with a padded vocabulary, whole-model training against one rank for
+// tp = world and dp x tp meshes with ZeRO 0 and 3, and the memory model on every rank.
+// Checks are CHECKs so that every rank enters every collective.
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "comm/mpi_communicator.h"
+#include "core/cpu/cpu_backend.h"
+#include "core/model_factory.h"
+#include "parallel/engine.h"
+#include "parallel/memory_model.h"
+#include "parallel/mesh.h"
+#include "parallel/tp_gather.h"
+#include "tests/support/test_models.h"
+#include "tests/support/test_trainer.h"
+
+using namespace llmft;
+using testing::random_tokens;
+using testing::test_config;
+
+namespace {
+
+// Heads, kv heads and MLP width divide 1, 2 and 4; the vocabulary (61) is padded.
+ModelConfig tp_config(ModelFamily family) {
+  const bool gpt2 = family == ModelFamily::gpt2;
+  return test_config(family, {61, 16, 32, 2, 8, gpt2 ? 8 : 4, 48}, gpt2);
+}
+
+std::vector<float> random_vector(size_t n, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// max |a - b| relative to max |b|.
+double relative_gap(const std::vector<float>& a, const std::vector<float>& b) {
+  double gap = 0, scale = 1e-30;
+  for (size_t i = 0; i < b.size(); ++i) {
+    gap = std::max(gap, double(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, double(std::fabs(b[i])));
+  }
+  return gap / scale;
+}
+
+Tensor host(std::vector<float>& v, Shape shape) {
+  return Tensor(v.data(), DType::f32, std::move(shape));
+}
+
+// The whole model's weights, gathered from this rank's slices (collective).
+std::vector<float> whole_params(testing::TestTrainer& t, const ModelConfig& c, Communicator* tp) {
+  const std::vector<UnitLayout> whole = unit_layouts(c);
+  std::vector<float> all;
+  for (size_t u = 0; u < whole.size(); ++u) {
+    std::vector<float> p = t.engine->read_params(static_cast<int>(u));
+    if (tp) p = gather_tp_unit(*tp, t.be, t.alloc, whole[u], t.model->units()[u], p);
+    all.insert(all.end(), p.begin(), p.end());
+  }
+  return all;
+}
+
+EngineOptions options(OptimizerKind kind) {
+  EngineOptions o;
+  o.optimizer.kind = kind;
+  o.optimizer.weight_decay = 0.01f;
+  const float lr = kind == OptimizerKind::lomo ? 0.1f : 3e-3f;
+  o.schedule = LrSchedule{LrShape::cosine, lr, lr / 10, 2, 8};
+  o.clip_grad = 1.0f;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("each tensor-parallel block equals its single-rank twin: output and every gradient") {
+  MpiCommunicator world(MPI_COMM_WORLD, 60);
+  const TpSlice slice{world.rank(), world.size()};
+  CpuBackend be;
+  be.set_threads(1);
+  Allocator alloc(be.memory(), 0);
+  const int B = 2, T = 8;
+  const int64_t N = B * T;
+  for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
+    CAPTURE(family_name(family));
+    const ModelConfig c = tp_config(family);
+    const std::unique_ptr<Family> f = make_family(family);
+    const UnitLayout whole = f->block_layout(c, 0, TpSlice{});
+    const UnitLayout local = f->block_layout(c, 0, slice);
+    std::mt19937_64 rng(11);  // the same values on every rank
+    std::vector<float> whole_params = random_vector(whole.numel, rng);
+    std::vector<float> local_params = slice_unit(whole, local, slice, whole_params);
+    std::vector<float> x = random_vector(N * c.hidden, rng);
+    const std::vector<float> dout = random_vector(N * c.hidden, rng);
+
+    struct Result {
+      std::vector<float> out, dx, grads;
+    };
+    auto run = [&](const UnitLayout& layout, std::vector<float>& params, TpSlice s,
+                   ReduceGroup* group) {
+      const BlockContext ctx{be, alloc, c, BlockShape{B, T}, 0, Tensor(), s, group};
+      BlockSaved saved;
+      f->block_forward(ctx, layout, host(params, {layout.numel}), host(x, {N, c.hidden}), saved);
+      Result r;
+      r.out.resize(N * c.hidden);
+      be.copy_to_host(r.out.data(), f32_view(saved.out, {N, c.hidden}));
+      r.dx = dout;
+      r.grads.assign(layout.numel, 0.0f);
+      f->block_backward(ctx, layout, host(params, {layout.numel}), host(r.grads, {layout.numel}),
+                        host(x, {N, c.hidden}), saved, host(r.dx, {N, c.hidden}));
+      return r;
+    };
+    const Result one = run(whole, whole_params, TpSlice{}, nullptr);
+    const Result many = run(local, local_params, slice, &world);
+    CHECK(relative_gap(many.out, one.out) < 1e-6);
+    CHECK(relative_gap(many.dx, one.dx) < 1e-6);
+    CHECK(relative_gap(many.grads, slice_unit(whole, local, slice, one.grads)) < 1e-6);
+  }
+}
+
+TEST_CASE("vocabulary-parallel embedding, LM head and cross-entropy equal one rank") {
+  MpiCommunicator world(MPI_COMM_WORLD, 60);
+  const TpSlice slice{world.rank(), world.size()};
+  const int B = 2, T = 8;
+  for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
+    CAPTURE(family_name(family));
+    ModelConfig c = tp_config(family);
+    c.n_layer = 1;
+    EngineOptions o = options(OptimizerKind::adamw);
+    o.schedule = LrSchedule{LrShape::constant, 0.0f, 0.0f, 0, 1};
+    o.clip_grad = 0.0f;
+    EngineOptions sliced = o;
+    sliced.tensor_parallel = &world;
+    testing::TestTrainer single(c, o, false, 1);
+    testing::TestTrainer parallel(c, sliced, false, 1, slice, &world);
+    std::mt19937_64 rng(3);
+    std::vector<int32_t> inputs = random_tokens(B * T, c.vocab_size, rng);
+    std::vector<int32_t> targets = random_tokens(B * T, c.vocab_size, rng);
+    targets[3] = -1;                // a masked position
+    targets[5] = c.vocab_size - 1;  // the last real entry, next to the padding
+    const MicroBatch mb{B, T, inputs.data(), targets.data()};
+    const StepStats s = single.engine->train_step({mb}, 1);
+    const StepStats p = parallel.engine->train_step({mb}, 1);
+    CHECK(p.loss == doctest::Approx(s.loss).epsilon(1e-6));
+    CHECK(p.grad_norm == doctest::Approx(s.grad_norm).epsilon(1e-5));
+    const std::vector<UnitLayout> whole = unit_layouts(c);
+    for (int u = 0; u < static_cast<int>(whole.size()); ++u) {
+      CAPTURE(u);
+      const std::vector<float> expected =
+          slice_unit(whole[u], parallel.model->units()[u], slice, single.engine->read_grads(u));
+      CHECK(relative_gap(parallel.engine->read_grads(u), expected) < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("tensor-parallel training equals one rank, alone and in dp x tp meshes with ZeRO") {
+  MpiCommunicator world(MPI_COMM_WORLD, 60);
+  const int n = world.size(), B = 2, T = 16;
+  struct Layout {
+    int tp, zero;
+  };
+  std::vector<Layout> layouts = {{n, 0}};
+  if (n == 4) layouts.insert(layouts.end(), {{2, 0}, {2, 3}});
+  for (Layout layout : layouts) {
+    for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
+      for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
+        CAPTURE(layout.tp);
+        CAPTURE(layout.zero);
+        CAPTURE(family_name(family));
+        CAPTURE(std::string(optimizer_kind_name(kind)));
+        const ModelConfig c = tp_config(family);
+        Mesh mesh(world, MeshShape{n / layout.tp, layout.tp});
+        const int dp = n / layout.tp, dp_rank = mesh.dp_rank();
+        EngineOptions o = options(kind);
+        o.tensor_parallel = &mesh.tensor_parallel();
+        o.data_parallel = dp > 1 ? &mesh.data_parallel() : nullptr;
+        o.zero_stage = layout.zero;
+        testing::TestTrainer parallel(c, o, false, 1, TpSlice{mesh.tp_rank(), layout.tp},
+                                      o.tensor_parallel);
+        testing::TestTrainer single(c, options(kind), false, 1);
+        std::mt19937_64 rng(5);
+        double worst_loss = 0;
+        for (int step = 1; step <= 8; ++step) {
+          const int rows = dp * B;
+          const auto inputs = random_tokens(rows * T, c.vocab_size, rng);
+          const auto targets = random_tokens(rows * T, c.vocab_size, rng);
+          const int32_t* mine_in = inputs.data() + dp_rank * B * T;
+          const int32_t* mine_tg = targets.data() + dp_rank * B * T;
+          const StepStats p =
+              parallel.engine->train_step({MicroBatch{B, T, mine_in, mine_tg}}, step);
+          const StepStats s =
+              single.engine->train_step({MicroBatch{rows, T, inputs.data(), targets.data()}}, step);
+          worst_loss = std::max(worst_loss, std::fabs(p.loss - s.loss) / s.loss);
+          CHECK(p.grad_norm == doctest::Approx(s.grad_norm).epsilon(1e-4));
+        }
+        CHECK(worst_loss < 1e-5);
+        CHECK(relative_gap(whole_params(parallel, c, o.tensor_parallel), single.params()) < 1e-5);
+      }
+    }
+  }
+}
+
+TEST_CASE("the memory model holds on every rank of a dp x tp mesh") {
+  MpiCommunicator world(MPI_COMM_WORLD, 60);
+  const int n = world.size(), tp = 2, dp = n / tp;
+  Mesh mesh(world, MeshShape{dp, tp});
+  for (int zero : {0, 3}) {
+    for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
+      for (DType dtype : {DType::f32, DType::bf16}) {
+        CAPTURE(zero);
+        CAPTURE(std::string(optimizer_kind_name(kind)));
+        CAPTURE(dtype_name(dtype));
+        const ModelConfig c = tp_config(ModelFamily::llama);
+        EngineOptions o = options(kind);
+        o.dtype = dtype;
+        o.tensor_parallel = &mesh.tensor_parallel();
+        o.data_parallel = dp > 1 ? &mesh.data_parallel() : nullptr;
+        o.zero_stage = zero;
+        testing::TestTrainer t(c, o, false, 1, TpSlice{mesh.tp_rank(), tp}, o.tensor_parallel);
+        std::mt19937_64 rng(9);
+        for (int step = 1; step <= 2; ++step) {
+          const auto tokens = random_tokens(3 * 16, c.vocab_size, rng);
+          t.engine->train_step({MicroBatch{3, 16, tokens.data(), tokens.data()}}, step);
+        }
+        RunShape shape{3, 16, dtype, false, o.optimizer, true};
+        shape.zero_stage = zero;
+        shape.ranks = dp;
+        shape.rank = mesh.dp_rank();
+        shape.tp = tp;
+        shape.tp_rank = mesh.tp_rank();
+        const MemoryPrediction p = predict_memory(c, shape);
+        const double measured = static_cast<double>(t.alloc.total_peak());
+        CHECK(std::fabs(static_cast<double>(p.peak_total) - measured) <= 0.01 * measured);
+      }
+    }
+  }
+}
