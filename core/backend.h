@@ -150,9 +150,28 @@ class Backend {
   //   vector:        row(R) = b2 row + (1-b2) s;  u = g' / sqrt(row)
   //   u /= max(1, rms(u));  lr' = lr * max(1e-3, rms(param))
   //   param = param * (1 - lr' * weight_decay) - lr' * u
-  // col_state is undefined for vectors. b2 is the step's decay, 1 - step^-0.8.
-  virtual void adalomo_update(Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
-                              float lr, float beta2, float weight_decay, float grad_scale) = 0;
+  // b2 is the step's decay, 1 - step^-0.8. It runs in four passes so that ranks holding
+  // slices of the tensor (tensor parallelism) can sum statistics between them: param and
+  // grad are this rank's slice, (R, C) of a whole (full_rows, full_cols), or a vector of R
+  // (col_state and col_sums undefined); stats(3) = sum of row, sum of u^2, sum of param^2.
+  // 1. row_sums(R) = sum of s over the slice's columns (a vector: s), col_sums(C) = sum of s
+  //    over its rows; then ranks splitting rows sum col_sums, ranks splitting columns
+  //    sum row_sums.
+  virtual void adalomo_square_sums(Tensor row_sums, Tensor col_sums, Tensor grad,
+                                   float grad_scale) = 0;
+  // 2. row and col from the whole tensor's sums; stats[0] = sum of this slice's row; then
+  //    ranks splitting rows sum stats[0].
+  virtual void adalomo_moments(Tensor row_state, Tensor col_state, Tensor stats, Tensor row_sums,
+                               Tensor col_sums, int64_t full_rows, int64_t full_cols,
+                               float beta2) = 0;
+  // 3. stats[1], stats[2] = this slice's sums of u^2 and param^2; then every rank holding a
+  //    slice sums them.
+  virtual void adalomo_norms(Tensor stats, Tensor param, Tensor grad, Tensor row_state,
+                             Tensor col_state, int64_t full_rows, float grad_scale) = 0;
+  // 4. The update, the RMS taken over the whole tensor's full_numel elements.
+  virtual void adalomo_apply(Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
+                             Tensor stats, int64_t full_rows, int64_t full_numel, float lr,
+                             float weight_decay, float grad_scale) = 0;
 };
 
 }  // namespace llmft

@@ -1,5 +1,6 @@
 #include "optim/adalomo.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -14,9 +15,20 @@ int64_t adalomo_state_floats(const UnitLayout& layout) {
   return floats;
 }
 
+int64_t adalomo_scratch_floats(const std::vector<UnitLayout>& units) {
+  int64_t largest = 0;
+  for (const UnitLayout& u : units) {
+    for (const ParamInfo& p : u.params) {
+      largest = std::max(largest, p.shape[0] + (p.shape.size() == 2 ? p.shape[1] : 0));
+    }
+  }
+  return largest + 3;
+}
+
 AdaLomo::AdaLomo(const OptimizerConfig& config, Backend& backend, Allocator& allocator,
-                 const std::vector<UnitLayout>& units, const std::vector<UnitSpan>& spans)
-    : config_(config), be_(backend) {
+                 const std::vector<UnitLayout>& units, const std::vector<UnitSpan>& spans,
+                 ReduceGroup* tensor_parallel)
+    : config_(config), be_(backend), tensor_parallel_(tensor_parallel) {
   for (size_t i = 0; i < units.size(); ++i) {
     const UnitLayout& u = units[i];
     LLMFT_REQUIRE(spans[i].begin == 0 && spans[i].end == u.numel,
@@ -26,6 +38,12 @@ AdaLomo::AdaLomo(const OptimizerConfig& config, Backend& backend, Allocator& all
                                         MemoryCategory::optimizer_state, "adalomo " + u.name));
     be_.fill(state_.back().as(DType::f32, {floats}), 0.0f);
   }
+  scratch_ = allocator.allocate(static_cast<size_t>(adalomo_scratch_floats(units)) * sizeof(float),
+                                MemoryCategory::optimizer_state, "adalomo scratch");
+}
+
+void AdaLomo::sum_slices(Tensor t, bool split) const {
+  if (split && tensor_parallel_) tensor_parallel_->all_reduce(t, ReduceOp::sum)->wait();
 }
 
 void AdaLomo::update_unit(int unit, const UnitLayout& layout, UnitSpan, Tensor params, Tensor grads,
@@ -40,8 +58,27 @@ void AdaLomo::update_unit(int unit, const UnitLayout& layout, UnitSpan, Tensor p
     Tensor cols = matrix ? state.view(offset + p.shape[0], {p.shape[1]}) : Tensor();
     offset += matrix ? p.shape[0] + p.shape[1] : p.numel();
     const float wd = p.weight_decay ? config_.weight_decay : 0.0f;
-    be_.adalomo_update(layout.slice(params, i), layout.slice(grads, i), rows, cols, lr, beta2, wd,
-                       grad_scale);
+    const Tensor param = layout.slice(params, i), grad = layout.slice(grads, i);
+    const int64_t full_rows = p.full_shape[0], full_cols = matrix ? p.full_shape[1] : 1;
+    const bool split_rows = p.tp_split == TpSplit::rows,
+               split_cols = p.tp_split == TpSplit::columns;
+    // Scratch: row sums, column sums, then the three statistics.
+    const int64_t R = rows.numel(), C = matrix ? p.shape[1] : 0;
+    const Tensor scratch = scratch_.as(DType::f32, {R + C + 3});
+    const Tensor row_sums = scratch.view(0, {R});
+    const Tensor col_sums = matrix ? scratch.view(R, {C}) : Tensor();
+    const Tensor stats = scratch.view(R + C, {3});
+    be_.adalomo_square_sums(row_sums, col_sums, grad, grad_scale);
+    if (matrix) {
+      sum_slices(col_sums, split_rows);
+      sum_slices(row_sums, split_cols);
+    }
+    be_.adalomo_moments(rows, cols, stats, row_sums, col_sums, full_rows, full_cols, beta2);
+    sum_slices(stats.view(0, {1}), matrix && split_rows);
+    be_.adalomo_norms(stats, param, grad, rows, cols, full_rows, grad_scale);
+    sum_slices(stats.view(1, {2}), p.tp_split != TpSplit::replicated);
+    be_.adalomo_apply(param, grad, rows, cols, stats, full_rows, shape_numel(p.full_shape), lr, wd,
+                      grad_scale);
   }
 }
 

@@ -42,14 +42,15 @@ void check_accumulation(OptimizerKind kind, int micro_batches) {
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, Backend& backend,
                                           Allocator& allocator,
                                           const std::vector<UnitLayout>& units,
-                                          const std::vector<UnitSpan>& spans) {
+                                          const std::vector<UnitSpan>& spans,
+                                          ReduceGroup* tensor_parallel) {
   switch (config.kind) {
     case OptimizerKind::sgd:
       return std::make_unique<Sgd>(config, backend, allocator, spans);
     case OptimizerKind::lomo:
       return std::make_unique<Lomo>(config, backend);
     case OptimizerKind::adalomo:
-      return std::make_unique<AdaLomo>(config, backend, allocator, units, spans);
+      return std::make_unique<AdaLomo>(config, backend, allocator, units, spans, tensor_parallel);
     case OptimizerKind::adamw:
       break;
   }

@@ -11,6 +11,7 @@
 
 #include "core/allocator.h"
 #include "core/backend.h"
+#include "core/reduce_group.h"
 #include "core/unit_layout.h"
 #include "optim/unit_span.h"
 
@@ -54,9 +55,12 @@ class Optimizer {
 };
 
 // spans[u] is the part of unit u this rank updates (its state covers only that part).
+// Units are tensor-parallel slices when `tensor_parallel` is given: element-wise
+// optimizers need nothing from it; AdaLomo sums its per-tensor statistics over it.
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, Backend& backend,
                                           Allocator& allocator,
                                           const std::vector<UnitLayout>& units,
-                                          const std::vector<UnitSpan>& spans);
+                                          const std::vector<UnitSpan>& spans,
+                                          ReduceGroup* tensor_parallel = nullptr);
 
 }  // namespace llmft

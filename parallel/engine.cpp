@@ -45,7 +45,8 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
     }
   }
   if (options_.trainable)
-    optimizer_ = make_optimizer(options_.optimizer, be_, alloc_, units, spans_);
+    optimizer_ =
+        make_optimizer(options_.optimizer, be_, alloc_, units, spans_, options_.tensor_parallel);
   const bool stored_grads = options_.trainable && !fused();
   const bool has_master = stored_grads && options_.dtype != DType::f32;
   for (size_t u = 0; u < units.size(); ++u) {

@@ -129,11 +129,14 @@ class StepReplay {
           if (shape_.optimizer.momentum != 0.0f) t_.take(kState, span(u) * 4);
           break;
         case OptimizerKind::adalomo:
-          t_.take(kState, static_cast<size_t>(adalomo_state_floats(units_[u])) * 4);
+          t_.take(kState, f32_bytes(adalomo_state_floats(units_[u])));
           break;
         case OptimizerKind::lomo:
           break;
       }
+    }
+    if (shape_.optimizer.kind == OptimizerKind::adalomo) {
+      t_.take(kState, f32_bytes(adalomo_scratch_floats(units_)));
     }
     for (int u = 0; u <= head(); ++u) {
       t_.take(kParams, (z == 3 ? shard(u) : padded(u)) * width_);

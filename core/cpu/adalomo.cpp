@@ -1,7 +1,7 @@
-// AdaLomo's update on CPU (see Backend::adalomo_update): the factored second moment is
-// refreshed from the gradient, then two passes compute the update's RMS and apply it,
-// recomputing each update element instead of storing an f32 copy of the tensor. Column
-// statistics use O(threads x columns) host scratch.
+// AdaLomo's update on CPU in the four passes of Backend::adalomo_* (between which a
+// tensor-parallel group reduces its slices' statistics). Each update element is
+// recomputed where needed instead of storing an f32 copy of the tensor. Column sums use
+// O(threads x columns) host scratch.
 #include <cmath>
 #include <vector>
 
@@ -16,96 +16,156 @@ constexpr float kSquareEps = 1e-30f;    // added to g^2 (AdaLomo's eps[0])
 constexpr float kMinParamRms = 1e-3f;   // floor of the relative step size (eps[1])
 constexpr float kClipThreshold = 1.0f;  // grouped update normalisation
 
-template <typename P, typename G>
-void adalomo(typename P::Storage* p, const typename G::Storage* g, float* row, float* col,
-             int64_t rows, int64_t cols, float lr, float beta2, float weight_decay,
-             float grad_scale) {
-  const bool matrix = cols > 0;
-  const int64_t width = matrix ? cols : 1;
-  auto grad = [&](int64_t i) { return G::load(g[i]) * grad_scale; };
+// The tensor's gradient, statistics and shape as the passes read them.
+template <typename G>
+struct Moments {
+  const typename G::Storage* g;
+  const float* row;
+  const float* col;    // null for a vector
+  int64_t rows, cols;  // cols 0: a vector of `rows`
+  float grad_scale, row_mean;
 
-  // Second-moment statistics.
-  if (matrix) {
-    std::vector<double> col_sum(static_cast<size_t>(cols), 0.0);
-#pragma omp parallel
-    {
-      std::vector<double> local(static_cast<size_t>(cols), 0.0);
-#pragma omp for schedule(static)
-      for (int64_t r = 0; r < rows; ++r) {
-        double row_sum = 0.0;
-        for (int64_t c = 0; c < cols; ++c) {
-          const float x = grad(r * cols + c);
-          const double s = static_cast<double>(x) * x + kSquareEps;
-          row_sum += s;
-          local[c] += s;
-        }
-        row[r] = beta2 * row[r] + (1.0f - beta2) * static_cast<float>(row_sum / cols);
-      }
-#pragma omp critical
-      for (int64_t c = 0; c < cols; ++c) col_sum[c] += local[c];
-    }
-    for (int64_t c = 0; c < cols; ++c) {
-      col[c] = beta2 * col[c] + (1.0f - beta2) * static_cast<float>(col_sum[c] / rows);
-    }
-  } else {
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float x = grad(r);
-      row[r] = beta2 * row[r] + (1.0f - beta2) * (x * x + kSquareEps);
-    }
+  int64_t width() const { return col ? cols : 1; }
+  float grad(int64_t i) const { return G::load(g[i]) * grad_scale; }
+  float update(int64_t r, int64_t c) const {
+    const float x = grad(r * width() + c);
+    if (!col) return x / std::sqrt(row[r]);
+    return x / std::sqrt(row[r] / row_mean) / std::sqrt(col[c]);
   }
-  double row_mean = 0.0;
-  if (matrix) {
-    for (int64_t r = 0; r < rows; ++r) row_mean += row[r];
-    row_mean /= static_cast<double>(rows);
-  }
-  // u(i) without storing it.
-  auto update = [&](int64_t r, int64_t c) {
-    const float x = grad(r * width + c);
-    if (!matrix) return x / std::sqrt(row[r]);
-    return x / std::sqrt(row[r] / static_cast<float>(row_mean)) / std::sqrt(col[c]);
+};
+
+template <typename G>
+void square_sums(float* row_sums, float* col_sums, const typename G::Storage* g, int64_t rows,
+                 int64_t cols, float grad_scale) {
+  auto square = [&](int64_t i) {
+    const float x = G::load(g[i]) * grad_scale;
+    return static_cast<double>(x) * x + kSquareEps;
   };
+  if (cols == 0) {
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) row_sums[r] = static_cast<float>(square(r));
+    return;
+  }
+  std::vector<double> col_total(static_cast<size_t>(cols), 0.0);
+#pragma omp parallel
+  {
+    std::vector<double> local(static_cast<size_t>(cols), 0.0);
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      double row_total = 0.0;
+      for (int64_t c = 0; c < cols; ++c) {
+        const double s = square(r * cols + c);
+        row_total += s;
+        local[c] += s;
+      }
+      row_sums[r] = static_cast<float>(row_total);
+    }
+#pragma omp critical
+    for (int64_t c = 0; c < cols; ++c) col_total[c] += local[c];
+  }
+  for (int64_t c = 0; c < cols; ++c) col_sums[c] = static_cast<float>(col_total[c]);
+}
 
-  // RMS of the update and of the parameter.
+template <typename P, typename G>
+void norms(float* stats, const typename P::Storage* p, const Moments<G>& m) {
   double update_sq = 0.0, param_sq = 0.0;
 #pragma omp parallel for reduction(+ : update_sq, param_sq) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < width; ++c) {
-      const double u = update(r, c);
-      const double w = P::load(p[r * width + c]);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int64_t c = 0; c < m.width(); ++c) {
+      const double u = m.update(r, c);
+      const double w = P::load(p[r * m.width() + c]);
       update_sq += u * u;
       param_sq += w * w;
     }
   }
-  const double n = static_cast<double>(rows) * width;
-  const float normaliser =
-      static_cast<float>(std::max(1.0, std::sqrt(update_sq / n) / kClipThreshold));
-  const float step =
-      lr * static_cast<float>(std::max<double>(kMinParamRms, std::sqrt(param_sq / n)));
-  const float decay = 1.0f - step * weight_decay;
+  stats[1] = static_cast<float>(update_sq);
+  stats[2] = static_cast<float>(param_sq);
+}
 
+template <typename P, typename G>
+void apply(typename P::Storage* p, const Moments<G>& m, const float* stats, int64_t full_numel,
+           float lr, float weight_decay) {
+  const double n = static_cast<double>(full_numel);
+  const float normaliser =
+      static_cast<float>(std::max(1.0, std::sqrt(stats[1] / n) / kClipThreshold));
+  const float step =
+      lr * static_cast<float>(std::max<double>(kMinParamRms, std::sqrt(stats[2] / n)));
+  const float decay = 1.0f - step * weight_decay;
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < width; ++c) {
-      const int64_t i = r * width + c;
-      p[i] = P::store(P::load(p[i]) * decay - step * update(r, c) / normaliser);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int64_t c = 0; c < m.width(); ++c) {
+      const int64_t i = r * m.width() + c;
+      p[i] = P::store(P::load(p[i]) * decay - step * m.update(r, c) / normaliser);
     }
   }
 }
 
+// Calls f(P traits, G traits) for the tensors' dtypes.
+template <typename F>
+void with_types(DType param_type, DType grad_type, F f) {
+  with_float_type(param_type,
+                  [&](auto p) { with_float_type(grad_type, [&](auto g) { f(p, g); }); });
+}
+
 }  // namespace
 
-void adalomo_update(void* param, DType param_type, const void* grad, DType grad_type,
-                    float* row_state, float* col_state, int64_t rows, int64_t cols, float lr,
-                    float beta2, float weight_decay, float grad_scale) {
-  with_float_type(param_type, [&](auto param_traits) {
-    using P = decltype(param_traits);
-    with_float_type(grad_type, [&](auto grad_traits) {
-      using G = decltype(grad_traits);
-      adalomo<P, G>(static_cast<typename P::Storage*>(param),
-                    static_cast<const typename G::Storage*>(grad), row_state, col_state, rows, cols,
-                    lr, beta2, weight_decay, grad_scale);
-    });
+void adalomo_square_sums(float* row_sums, float* col_sums, const void* grad, DType grad_type,
+                         int64_t rows, int64_t cols, float grad_scale) {
+  with_float_type(grad_type, [&](auto g) {
+    using G = decltype(g);
+    square_sums<G>(row_sums, col_sums, static_cast<const typename G::Storage*>(grad), rows, cols,
+                   grad_scale);
+  });
+}
+
+void adalomo_moments(float* row_state, float* col_state, float* stats, const float* row_sums,
+                     const float* col_sums, int64_t rows, int64_t cols, int64_t full_rows,
+                     int64_t full_cols, float beta2) {
+  double row_total = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float mean = cols == 0 ? row_sums[r] : row_sums[r] / static_cast<float>(full_cols);
+    row_state[r] = beta2 * row_state[r] + (1.0f - beta2) * mean;
+    row_total += row_state[r];
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    col_state[c] =
+        beta2 * col_state[c] + (1.0f - beta2) * col_sums[c] / static_cast<float>(full_rows);
+  }
+  stats[0] = static_cast<float>(row_total);
+}
+
+void adalomo_norms(float* stats, const void* param, DType param_type, const void* grad,
+                   DType grad_type, const float* row_state, const float* col_state, int64_t rows,
+                   int64_t cols, int64_t full_rows, float grad_scale) {
+  with_types(param_type, grad_type, [&](auto p, auto g) {
+    using P = decltype(p);
+    using G = decltype(g);
+    const Moments<G> m{static_cast<const typename G::Storage*>(grad),
+                       row_state,
+                       cols ? col_state : nullptr,
+                       rows,
+                       cols,
+                       grad_scale,
+                       stats[0] / static_cast<float>(full_rows)};
+    norms<P, G>(stats, static_cast<const typename P::Storage*>(param), m);
+  });
+}
+
+void adalomo_apply(void* param, DType param_type, const void* grad, DType grad_type,
+                   const float* row_state, const float* col_state, const float* stats, int64_t rows,
+                   int64_t cols, int64_t full_rows, int64_t full_numel, float lr,
+                   float weight_decay, float grad_scale) {
+  with_types(param_type, grad_type, [&](auto p, auto g) {
+    using P = decltype(p);
+    using G = decltype(g);
+    const Moments<G> m{static_cast<const typename G::Storage*>(grad),
+                       row_state,
+                       cols ? col_state : nullptr,
+                       rows,
+                       cols,
+                       grad_scale,
+                       stats[0] / static_cast<float>(full_rows)};
+    apply<P, G>(static_cast<typename P::Storage*>(param), m, stats, full_numel, lr, weight_decay);
   });
 }
 

@@ -215,12 +215,41 @@ void CpuBackend::sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, floa
                   lr, momentum, weight_decay, grad_scale);
 }
 
-void CpuBackend::adalomo_update(Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
-                                float lr, float beta2, float weight_decay, float grad_scale) {
-  const bool matrix = param.shape.size() == 2;
-  cpu::adalomo_update(param.data, param.dtype, grad.data, grad.dtype, f32(row_state),
-                      f32(col_state), param.dim(0), matrix ? param.dim(1) : 0, lr, beta2,
-                      weight_decay, grad_scale);
+namespace {
+
+// Columns of an AdaLomo slice: 0 for a vector.
+int64_t adalomo_cols(const Tensor& t) {
+  return t.shape.size() == 2 ? t.dim(1) : 0;
+}
+
+}  // namespace
+
+void CpuBackend::adalomo_square_sums(Tensor row_sums, Tensor col_sums, Tensor grad,
+                                     float grad_scale) {
+  cpu::adalomo_square_sums(f32(row_sums), f32(col_sums), grad.data, grad.dtype, grad.dim(0),
+                           adalomo_cols(grad), grad_scale);
+}
+
+void CpuBackend::adalomo_moments(Tensor row_state, Tensor col_state, Tensor stats, Tensor row_sums,
+                                 Tensor col_sums, int64_t full_rows, int64_t full_cols,
+                                 float beta2) {
+  cpu::adalomo_moments(f32(row_state), f32(col_state), f32(stats), f32(row_sums), f32(col_sums),
+                       row_state.numel(), col_state.defined() ? col_state.numel() : 0, full_rows,
+                       full_cols, beta2);
+}
+
+void CpuBackend::adalomo_norms(Tensor stats, Tensor param, Tensor grad, Tensor row_state,
+                               Tensor col_state, int64_t full_rows, float grad_scale) {
+  cpu::adalomo_norms(f32(stats), param.data, param.dtype, grad.data, grad.dtype, f32(row_state),
+                     f32(col_state), param.dim(0), adalomo_cols(param), full_rows, grad_scale);
+}
+
+void CpuBackend::adalomo_apply(Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
+                               Tensor stats, int64_t full_rows, int64_t full_numel, float lr,
+                               float weight_decay, float grad_scale) {
+  cpu::adalomo_apply(param.data, param.dtype, grad.data, grad.dtype, f32(row_state), f32(col_state),
+                     f32(stats), param.dim(0), adalomo_cols(param), full_rows, full_numel, lr,
+                     weight_decay, grad_scale);
 }
 
 }  // namespace llmft

@@ -76,8 +76,15 @@ class CpuBackend : public Backend {
   void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
                     float beta2, float eps, float weight_decay, float grad_scale,
                     float bias_correction1, float bias_correction2) override;
-  void adalomo_update(Tensor param, Tensor grad, Tensor row_state, Tensor col_state, float lr,
-                      float beta2, float weight_decay, float grad_scale) override;
+  void adalomo_square_sums(Tensor row_sums, Tensor col_sums, Tensor grad,
+                           float grad_scale) override;
+  void adalomo_moments(Tensor row_state, Tensor col_state, Tensor stats, Tensor row_sums,
+                       Tensor col_sums, int64_t full_rows, int64_t full_cols, float beta2) override;
+  void adalomo_norms(Tensor stats, Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
+                     int64_t full_rows, float grad_scale) override;
+  void adalomo_apply(Tensor param, Tensor grad, Tensor row_state, Tensor col_state, Tensor stats,
+                     int64_t full_rows, int64_t full_numel, float lr, float weight_decay,
+                     float grad_scale) override;
   void sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr, float momentum,
                   float weight_decay, float grad_scale) override;
 

@@ -77,10 +77,20 @@ void adamw_update(float* param, const void* grad, DType grad_type, float* m, flo
 void sgd_update(void* param, DType param_type, const void* grad, DType grad_type,
                 float* momentum_buf, int64_t n, float lr, float momentum, float weight_decay,
                 float grad_scale);
-// AdaLomo on one tensor of `rows` x `cols` (cols == 0: a vector of `rows` with the full
-// second moment in row_state); see Backend::adalomo_update.
-void adalomo_update(void* param, DType param_type, const void* grad, DType grad_type,
-                    float* row_state, float* col_state, int64_t rows, int64_t cols, float lr,
-                    float beta2, float weight_decay, float grad_scale);
+// AdaLomo's passes (Backend::adalomo_*) on a slice of `rows` x `cols` (cols == 0: a
+// vector of `rows`) of a tensor whose whole has full_rows x full_cols (full_numel)
+// elements; stats(3) = row-state total, sum of update^2, sum of param^2.
+void adalomo_square_sums(float* row_sums, float* col_sums, const void* grad, DType grad_type,
+                         int64_t rows, int64_t cols, float grad_scale);
+void adalomo_moments(float* row_state, float* col_state, float* stats, const float* row_sums,
+                     const float* col_sums, int64_t rows, int64_t cols, int64_t full_rows,
+                     int64_t full_cols, float beta2);
+void adalomo_norms(float* stats, const void* param, DType param_type, const void* grad,
+                   DType grad_type, const float* row_state, const float* col_state, int64_t rows,
+                   int64_t cols, int64_t full_rows, float grad_scale);
+void adalomo_apply(void* param, DType param_type, const void* grad, DType grad_type,
+                   const float* row_state, const float* col_state, const float* stats, int64_t rows,
+                   int64_t cols, int64_t full_rows, int64_t full_numel, float lr,
+                   float weight_decay, float grad_scale);
 
 }  // namespace llmft::cpu
