@@ -14,5 +14,6 @@ using Args = std::vector<std::string>;
 int run_train(const Args& args, MpiRuntime& mpi);
 int run_prepare(const Args& args, MpiRuntime& mpi);
 int run_generate(const Args& args, MpiRuntime& mpi);
+int run_plan(const Args& args, MpiRuntime& mpi);
 
 }  // namespace llmft

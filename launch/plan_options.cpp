@@ -1,0 +1,126 @@
+#include "launch/plan_options.h"
+
+#include <optional>
+#include <sstream>
+
+#include "core/byte_size.h"
+#include "core/error.h"
+#include "io/hf_config.h"
+
+namespace llmft {
+
+namespace {
+
+constexpr double kGB = 1e9;
+
+std::string joined(const std::vector<std::string>& names) {
+  std::ostringstream os;
+  for (const std::string& n : names) os << (os.tellp() > 0 ? ", " : "") << n;
+  return os.str();
+}
+
+std::optional<bool> checkpointing_constraint(const std::string& value) {
+  if (value == "auto") return std::nullopt;
+  LLMFT_REQUIRE(value == "on" || value == "off",
+                "--activation-checkpointing " << value << ": use on, off or auto");
+  return value == "on";
+}
+
+}  // namespace
+
+po::options_description cluster_option_descriptions(ClusterOptions& o) {
+  const std::string presets =
+      "device preset: " + joined(device_preset_names()) + " (cpu: this machine's memory and cores)";
+  // clang-format off
+  po::options_description cluster("Cluster");
+  cluster.add_options()
+      ("gpu", po::value(&o.gpu)->default_value("a100-80g"), presets.c_str())
+      ("gpu-memory", po::value(&o.gpu_memory)->default_value(""),
+       "memory per device, e.g. 24GiB (default: the preset's)")
+      ("gpus-per-node", po::value(&o.gpus_per_node)->default_value(0),
+       "devices per node; tensor-parallel groups up to this size stay in a node (0 = the "
+       "preset's, 8 for GPUs)")
+      ("intra-node-bandwidth", po::value(&o.intra_node_bandwidth)->default_value(0),
+       "GB/s each device sends to the others of its node (0 = the preset's NVLink or PCIe)")
+      ("inter-node-bandwidth", po::value(&o.inter_node_bandwidth)->default_value(0),
+       "GB/s each device sends across nodes (0 = the preset's InfiniBand)")
+      ("memory-margin", po::value(&o.memory_margin)->default_value(0.05, "0.05"),
+       "share of each device's memory kept free: a layout fits when its predicted peak is at "
+       "most memory x (1 - margin)");
+  // clang-format on
+  return cluster;
+}
+
+DeviceDescription describe_device(const ClusterOptions& o) {
+  DeviceDescription d = device_preset(o.gpu);
+  if (!o.gpu_memory.empty()) d.memory_bytes = parse_byte_size(o.gpu_memory, "--gpu-memory");
+  LLMFT_REQUIRE(d.memory_bytes > 0, "--gpu-memory must be more than 0");
+  LLMFT_REQUIRE(o.gpus_per_node >= 0, "--gpus-per-node must not be negative");
+  LLMFT_REQUIRE(o.intra_node_bandwidth >= 0 && o.inter_node_bandwidth >= 0,
+                "--intra-node-bandwidth and --inter-node-bandwidth must not be negative");
+  if (o.gpus_per_node > 0) d.gpus_per_node = o.gpus_per_node;
+  if (o.intra_node_bandwidth > 0) d.intra_node.bandwidth = o.intra_node_bandwidth * kGB;
+  if (o.inter_node_bandwidth > 0) d.inter_node.bandwidth = o.inter_node_bandwidth * kGB;
+  return d;
+}
+
+po::options_description plan_option_descriptions(PlanOptions& o) {
+  const std::string models =
+      "preset (" + joined(preset_names()) + ") or a Hugging Face config.json / model directory";
+  // clang-format off
+  po::options_description job("Job (fixed by you)");
+  job.add_options()
+      ("model", po::value(&o.model)->default_value("gpt2-tiny"), models.c_str())
+      ("gpus", po::value(&o.gpus)->default_value(1), "devices of the job (the world size)")
+      ("optimizer", po::value(&o.optimizer)->default_value("adamw"), "sgd, adamw, lomo or adalomo")
+      ("dtype", po::value(&o.dtype)->default_value("fp32"),
+       "stored dtype of weights and gradients: fp32, bf16 or fp16")
+      ("seq-len", po::value(&o.seq_len)->default_value(128), "tokens per training window")
+      ("global-batch", po::value(&o.global_batch)->default_value(8),
+       "windows per optimizer step over all ranks: micro-batch x grad-accum x dp")
+      ("clip-grad", po::value(&o.clip_grad)->default_value(1.0f),
+       "gradient clipping as training will use it (0 disables; with lomo or adalomo it "
+       "costs a second backward)");
+  po::options_description layout("Layout (searched unless given)");
+  layout.add_options()
+      ("tp", po::value(&o.tp), "tensor-parallel size")
+      ("zero", po::value(&o.zero), "ZeRO stage, 0-3")
+      ("micro-batch", po::value(&o.micro_batch), "windows per micro-batch")
+      ("activation-checkpointing",
+       po::value(&o.activation_checkpointing)->default_value("auto")->implicit_value("on"),
+       "on, off or auto (searched); alone it means on");
+  po::options_description output("Output");
+  output.add_options()
+      ("top", po::value(&o.top)->default_value(10),
+       "fitting and rejected layouts to list in the table")
+      ("json", po::bool_switch(&o.json),
+       "print the whole search as one JSON object instead of the table");
+  // clang-format on
+  po::options_description all;
+  all.add(job).add(cluster_option_descriptions(o.cluster)).add(layout).add(output);
+  return all;
+}
+
+PlanRequest plan_request(const PlanOptions& o, const po::variables_map& values) {
+  LLMFT_REQUIRE(o.top >= 1, "--top must be at least 1 (got " << o.top << ")");
+  LLMFT_REQUIRE(o.clip_grad >= 0, "--clip-grad must not be negative");
+  PlanRequest r;
+  r.workload.model = io::resolve_model(o.model);
+  r.workload.optimizer.kind = parse_optimizer_kind(o.optimizer);
+  r.workload.dtype = parse_dtype(o.dtype);
+  LLMFT_REQUIRE(r.workload.dtype != DType::i32,
+                "--dtype " << o.dtype << ": weights are fp32, bf16 or fp16");
+  r.workload.seq_len = o.seq_len;
+  r.workload.global_batch = o.global_batch;
+  r.workload.clip_grad = o.clip_grad > 0;
+  r.world = o.gpus;
+  r.device = describe_device(o.cluster);
+  r.memory_margin = o.cluster.memory_margin;
+  if (values.count("tp")) r.constraints.tp = o.tp;
+  if (values.count("zero")) r.constraints.zero_stage = o.zero;
+  if (values.count("micro-batch")) r.constraints.micro_batch = o.micro_batch;
+  r.constraints.activation_checkpointing = checkpointing_constraint(o.activation_checkpointing);
+  return r;
+}
+
+}  // namespace llmft

@@ -1,0 +1,40 @@
+// The options of `llmft plan`, and the cluster options (device preset, its overrides
+// and the memory margin) that training's --auto-plan can share with it.
+#pragma once
+
+#include <string>
+
+#include "launch/command_line.h"
+#include "plan/planner.h"
+
+namespace llmft {
+
+struct ClusterOptions {
+  std::string gpu, gpu_memory;
+  int gpus_per_node = 0;            // 0: the preset's
+  double intra_node_bandwidth = 0;  // GB/s; 0: the preset's
+  double inter_node_bandwidth = 0;  // GB/s; 0: the preset's
+  double memory_margin = 0.05;
+};
+
+po::options_description cluster_option_descriptions(ClusterOptions& o);
+// The --gpu preset with the overrides applied; errors name the option.
+DeviceDescription describe_device(const ClusterOptions& o);
+
+struct PlanOptions {
+  std::string model, optimizer, dtype;
+  ClusterOptions cluster;
+  int gpus = 1, seq_len = 0, global_batch = 0, top = 0;
+  float clip_grad = 0;
+  // Constraints, read only when given: --tp, --zero, --micro-batch, and
+  // --activation-checkpointing (on, off, or auto to search it).
+  int tp = 0, zero = 0, micro_batch = 0;
+  std::string activation_checkpointing;
+  bool json = false;
+};
+
+po::options_description plan_option_descriptions(PlanOptions& o);
+// Resolves the model and builds the planner's request; errors name the option.
+PlanRequest plan_request(const PlanOptions& o, const po::variables_map& values);
+
+}  // namespace llmft

@@ -1,0 +1,122 @@
+#include "plan/calibration.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/hf_checkpoint.h"
+#include "io/json.h"
+
+namespace llmft {
+
+namespace {
+
+using io::Json;
+
+constexpr int kVersion = 1;
+
+Link parse_link(const Json* json) {
+  if (!json) return Link{};
+  return Link{json->at("bandwidth").as_number(), json->at("latency_s").as_number()};
+}
+
+Json entry_json(const Calibration& c) {
+  return Json::object({
+      {"device", Json::string(c.device)},
+      {"gemm_flops", Json::number(c.gemm_flops)},
+      {"intra_node", link_json(c.intra_node)},
+      {"inter_node", link_json(c.inter_node)},
+  });
+}
+
+Calibration parse_entry(const Json& json) {
+  Calibration c;
+  c.device = json.at("device").as_string();
+  c.gemm_flops = json.at("gemm_flops").as_number();
+  c.intra_node = parse_link(json.find("intra_node"));
+  c.inter_node = parse_link(json.find("inter_node"));
+  return c;
+}
+
+// The cache's contents, or an empty cache when the file does not exist.
+Json read_cache(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Json::object({{"version", Json::number(kVersion)}, {"entries", Json::object({})}});
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    Json cache = Json::parse(text.str());
+    LLMFT_REQUIRE(cache.at("version").as_int() == kVersion,
+                  "version " << cache.at("version").as_int() << ", expected " << kVersion);
+    cache.at("entries").as_object();  // throws unless the entries are an object
+    return cache;
+  } catch (const Error& e) {
+    LLMFT_FAIL("calibration cache " << path << ": " << e.what()
+                                    << "; delete the file to measure again");
+  }
+}
+
+}  // namespace
+
+Json link_json(const Link& link) {
+  return Json::object(
+      {{"bandwidth", Json::number(link.bandwidth)}, {"latency_s", Json::number(link.latency_s)}});
+}
+
+std::string calibration_key(const std::string& host, int world) {
+  return host + "/" + std::to_string(world);
+}
+
+std::string this_host() {
+  char name[256] = {};
+  LLMFT_REQUIRE(gethostname(name, sizeof(name) - 1) == 0, "cannot read this machine's host name");
+  return name;
+}
+
+std::string default_calibration_path() {
+  namespace fs = std::filesystem;
+  if (const char* path = std::getenv("LLMFT_CALIBRATION_CACHE")) return path;
+  if (const char* cache = std::getenv("XDG_CACHE_HOME")) {
+    return (fs::path(cache) / "llmft" / "calibration.json").string();
+  }
+  const char* home = std::getenv("HOME");
+  return (fs::path(home ? home : ".") / ".cache" / "llmft" / "calibration.json").string();
+}
+
+std::optional<Calibration> read_calibration(const std::string& path, const std::string& key) {
+  const Json cache = read_cache(path);
+  const Json* entry = cache.at("entries").find(key);
+  if (!entry) return std::nullopt;
+  try {
+    return parse_entry(*entry);
+  } catch (const Error& e) {
+    LLMFT_FAIL("calibration cache " << path << ", entry " << key << ": " << e.what()
+                                    << "; delete the file to measure again");
+  }
+}
+
+void write_calibration(const std::string& path, const std::string& key, const Calibration& c) {
+  Json cache = read_cache(path);
+  Json entries = cache.at("entries");
+  entries.set(key, entry_json(c));
+  cache.set("entries", std::move(entries));
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty()) io::ensure_directory(dir.string(), "calibration cache");
+  io::write_file_atomically(path, cache.dump() + "\n");
+}
+
+DeviceDescription calibrated(DeviceDescription preset, const Calibration& c) {
+  if (c.gemm_flops > 0) preset.peak_flops = c.gemm_flops;
+  if (c.intra_node.bandwidth > 0) preset.intra_node = c.intra_node;
+  if (c.inter_node.bandwidth > 0) preset.inter_node = c.inter_node;
+  return preset;
+}
+
+}  // namespace llmft

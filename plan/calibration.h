@@ -1,0 +1,55 @@
+// Calibration: what a job measured on its devices before training — the rate a large
+// GEMM achieves and the bandwidth and latency of collectives inside a node and across
+// nodes — and the cache file that keeps it, keyed by host and world size, so later jobs
+// on the same machines skip the benchmarks (`--no-calibrate` uses the presets alone).
+//
+// The cache is a small JSON file:
+//   {"version": 1,
+//    "entries": {"HOST/WORLD": {"device": "h100-80g", "gemm_flops": 6.1e14,
+//                               "intra_node": {"bandwidth": 3.6e11, "latency_s": 1.2e-5},
+//                               "inter_node": {"bandwidth": 4.4e10, "latency_s": 2.5e-5}}}}
+// A link whose bandwidth is 0 (a one-node job has no inter-node link) was not measured.
+//
+// Thread-safety: the functions share no state; concurrent writers of one cache file
+// each replace it whole (atomically), so the last one wins.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "io/json.h"
+#include "plan/device.h"
+
+namespace llmft {
+
+struct Calibration {
+  std::string device;     // the preset the measurements refine
+  double gemm_flops = 0;  // achieved by a large 16-bit GEMM (f32 on CPU)
+  Link intra_node, inter_node;
+};
+
+// A link as {"bandwidth": bytes/s, "latency_s": seconds}, in the cache and in plan JSON.
+io::Json link_json(const Link& link);
+
+// "HOST/WORLD", the cache's key for a job of `world` ranks launched from `host`.
+std::string calibration_key(const std::string& host, int world);
+// This machine's host name.
+std::string this_host();
+// $LLMFT_CALIBRATION_CACHE, else $XDG_CACHE_HOME/llmft/calibration.json, else
+// $HOME/.cache/llmft/calibration.json.
+std::string default_calibration_path();
+
+// The entry under `key`; nullopt when the file or the entry does not exist. A file that
+// is not a calibration cache is an Error naming it.
+std::optional<Calibration> read_calibration(const std::string& path, const std::string& key);
+// Adds or replaces the entry under `key`, keeping the others, and writes the file
+// atomically (creating its directory).
+void write_calibration(const std::string& path, const std::string& key,
+                       const Calibration& calibration);
+
+// The preset with the measured figures in place of the published ones: peak_flops
+// becomes the GEMM rate (achieved_fraction then is the share of it a whole step
+// achieves), and each measured link replaces the preset's bandwidth and latency.
+DeviceDescription calibrated(DeviceDescription preset, const Calibration& calibration);
+
+}  // namespace llmft

@@ -1,0 +1,20 @@
+// The time of a collective under the ring algorithms (REFERENCES.md): over n ranks an
+// all-reduce of B bytes sends 2(n-1)/n x B per rank in 2(n-1) steps, a reduce-scatter or
+// an all-gather (n-1)/n x B in n-1 steps, and every step pays the link's latency.
+#pragma once
+
+#include "plan/device.h"
+
+namespace llmft {
+
+enum class Collective { all_reduce, reduce_scatter, all_gather };
+
+// Bytes each rank sends for a collective over `bytes` (the full buffer).
+double ring_bytes(Collective op, double bytes, int ranks);
+
+// Seconds for `pieces` collectives that together cover `bytes` (e.g. one per unit):
+// the ring bytes over the bandwidth plus every piece's steps of latency.
+// REQUIRES: ranks >= 1, pieces >= 1, link.bandwidth > 0
+double collective_seconds(Collective op, double bytes, int pieces, int ranks, const Link& link);
+
+}  // namespace llmft

@@ -1,0 +1,44 @@
+// DeviceDescription: what the planner needs to know about one accelerator and how the
+// job's devices are wired — memory, 16-bit dense FLOP/s and the share of it a training
+// step achieves, the bandwidth and latency of collectives inside a node and across
+// nodes, and the fixed memory the runtime takes before the first allocation (CUDA
+// context, cuBLAS workspace, NCCL communicators, allocator rounding). Presets hold
+// published figures; a calibration (plan/calibration.h) replaces them with measured ones.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace llmft {
+
+// How fast collectives run over one kind of connection.
+struct Link {
+  double bandwidth = 0;  // bytes/s each device sends
+  double latency_s = 0;  // per step of a ring collective
+};
+
+struct DeviceDescription {
+  std::string name;
+  size_t memory_bytes = 0;
+  double peak_flops = 0;         // dense 16-bit tensor FLOP/s (f32 GEMM on CPU)
+  double achieved_fraction = 0;  // share of peak_flops a whole training step achieves
+  Link intra_node;               // between the devices of one node
+  Link inter_node;               // between nodes
+  int gpus_per_node = 1;
+  size_t overhead_bytes = 0;       // fixed runtime memory per device
+  bool overhead_measured = false;  // false: overhead_bytes is the preset's assumption
+};
+
+// "v100-16g", "v100-32g", "rtx3090", "a100-40g", "a100-80g", "h100-80g", "h200", or
+// "cpu": this whole machine's memory and cores as one device (one rank per machine; a
+// caller running several ranks on it divides them), with no fixed overhead (host memory
+// has no context to pay for). Other names are an Error listing these.
+DeviceDescription device_preset(const std::string& name);
+std::vector<std::string> device_preset_names();
+
+// The bytes a rank may use: memory_bytes x (1 - margin).
+// REQUIRES: 0 <= margin < 1
+size_t usable_memory(const DeviceDescription& device, double margin);
+
+}  // namespace llmft

@@ -1,0 +1,47 @@
+#include "plan/layout.h"
+
+#include <sstream>
+
+namespace llmft {
+
+RunShape run_shape(const Workload& w, const Layout& l, int dp_rank, int tp_rank) {
+  RunShape shape;
+  shape.micro_batch = l.micro_batch;
+  shape.seq_len = w.seq_len;
+  shape.dtype = w.dtype;
+  shape.activation_checkpointing = l.activation_checkpointing;
+  shape.optimizer = w.optimizer;
+  shape.clip_grad = w.clip_grad;
+  shape.zero_stage = l.zero_stage;
+  shape.ranks = l.dp;
+  shape.rank = dp_rank;
+  shape.tp = l.tp;
+  shape.tp_rank = tp_rank;
+  return shape;
+}
+
+std::string describe_workload(const Workload& w) {
+  const double params = static_cast<double>(parameter_count(w.model));
+  std::ostringstream os;
+  os.precision(3);
+  os << w.model.name << " (";
+  if (params >= 1e9) {
+    os << params / 1e9 << "B";
+  } else {
+    os << params / 1e6 << "M";
+  }
+  os << " parameters), " << optimizer_kind_name(w.optimizer.kind) << ", " << dtype_name(w.dtype)
+     << ", seq-len " << w.seq_len << ", global batch " << w.global_batch;
+  return os.str();
+}
+
+std::string describe_layout(const Layout& l) {
+  std::ostringstream os;
+  os << "dp " << l.dp << " x tp " << l.tp << ", ZeRO-" << l.zero_stage << ", micro-batch "
+     << l.micro_batch;
+  if (l.grad_accum > 1) os << " x " << l.grad_accum << " accumulated";
+  if (l.activation_checkpointing) os << ", checkpointing";
+  return os.str();
+}
+
+}  // namespace llmft

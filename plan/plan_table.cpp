@@ -1,0 +1,86 @@
+#include "plan/plan_table.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "core/byte_size.h"
+
+namespace llmft {
+
+namespace {
+
+std::string bytes_text(size_t bytes) {
+  return format_bytes(static_cast<double>(bytes));
+}
+
+std::string devices_line(const PlanRequest& r, const PlanResult& result) {
+  const DeviceDescription& d = r.device;
+  std::ostringstream os;
+  os << "devices: " << r.world << " x " << d.name << ", " << bytes_text(d.memory_bytes) << " each, "
+     << bytes_text(result.usable_bytes) << " usable (" << r.memory_margin * 100 << "% margin), "
+     << d.gpus_per_node << " per node\n";
+  if (d.overhead_bytes == 0) {
+    os << "fixed overhead: none\n";
+  } else {
+    os << "fixed overhead: " << bytes_text(d.overhead_bytes)
+       << " per device (CUDA context, cuBLAS, NCCL), "
+       << (d.overhead_measured ? "measured" : "assumed from the preset, not measured") << "\n";
+  }
+  return os.str();
+}
+
+// The ranked table's heading and rows, column for column.
+std::string heading() {
+  char line[160];
+  std::snprintf(line, sizeof(line), "%3s %4s %4s %5s %7s   %-5s %4s %12s %9s %9s %14s\n", "#", "dp",
+                "tp", "zero", "micro", "accum", "ckpt", "peak/device", "step s", "compute s",
+                "exposed comm s");
+  return line;
+}
+
+std::string row(int rank, const Candidate& c) {
+  const Layout& l = c.layout;
+  char line[160];
+  std::snprintf(line, sizeof(line), "%3d %4d %4d %5d %7d x %-5d %4s %12s %9.3f %9.3f %14.3f%s\n",
+                rank, l.dp, l.tp, l.zero_stage, l.micro_batch, l.grad_accum,
+                l.activation_checkpointing ? "on" : "off", bytes_text(c.memory.peak).c_str(),
+                c.time.total_s, c.time.compute_s, c.time.exposed_comm_s,
+                rank == 1 ? "  <- chosen" : "");
+  return line;
+}
+
+}  // namespace
+
+std::string plan_table(const PlanRequest& r, const PlanResult& result, int top) {
+  std::ostringstream os;
+  os << "plan: " << describe_workload(r.workload) << "\n" << devices_line(r, result) << "\n";
+  int fitting = 0;
+  for (const Candidate& c : result.candidates) fitting += c.fits ? 1 : 0;
+  const int rejected = static_cast<int>(result.candidates.size()) - fitting;
+  if (fitting == 0) {
+    os << "no layout fits\n";
+  } else {
+    os << heading();
+    for (int i = 0; i < fitting && i < top; ++i) os << row(i + 1, result.candidates[i]);
+    if (fitting > top) os << "  (" << fitting - top << " more fit; --json lists every layout)\n";
+    const Candidate& chosen = result.candidates.front();
+    char step[32];
+    std::snprintf(step, sizeof(step), "%.3f s", chosen.time.total_s);
+    os << "chosen: " << describe_layout(chosen.layout) << ": " << bytes_text(chosen.memory.peak)
+       << " per device at its peak (" << chosen.memory.peak_phase << "), " << step << " per step\n";
+  }
+  if (rejected == 0) return os.str();
+  os << "\nrejected (" << rejected << ", closest to fitting first):\n";
+  for (int i = 0; i < rejected && i < top; ++i) {
+    const Candidate& c = result.candidates[fitting + i];
+    const Layout& l = c.layout;
+    os << "  "
+       << (c.evaluated ? describe_layout(l)
+                       : "dp " + std::to_string(l.dp) + " x tp " + std::to_string(l.tp))
+       << ": " << c.reason << "\n";
+  }
+  if (rejected > top) os << "  (" << rejected - top << " more; --json lists every layout)\n";
+  return os.str();
+}
+
+}  // namespace llmft

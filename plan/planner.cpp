@@ -1,0 +1,189 @@
+#include "plan/planner.h"
+
+#include <algorithm>
+#include <sstream>
+#include <tuple>
+
+#include "core/byte_size.h"
+#include "core/error.h"
+#include "parallel/mesh.h"
+
+namespace llmft {
+
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<int> searched_tp_sizes(const PlanRequest& r) {
+  if (!r.constraints.tp) return valid_tp_sizes(r.world, r.workload.model);
+  mesh_shape(r.world, *r.constraints.tp, r.workload.model);  // throws naming what fails
+  return {*r.constraints.tp};
+}
+
+std::vector<int> searched_stages(const PlanRequest& r, int dp) {
+  if (r.constraints.zero_stage) return {*r.constraints.zero_stage};
+  if (dp == 1) return {0};
+  return {0, 1, 2, 3};
+}
+
+std::vector<int> searched_micro_batches(const PlanRequest& r, int windows_per_rank) {
+  if (r.constraints.micro_batch) return {*r.constraints.micro_batch};
+  if (is_fused(r.workload.optimizer.kind)) return {windows_per_rank};
+  return divisors(windows_per_rank);
+}
+
+std::vector<bool> searched_checkpointing(const PlanRequest& r) {
+  if (r.constraints.activation_checkpointing) return {*r.constraints.activation_checkpointing};
+  return {false, true};
+}
+
+// Why no micro-batch of a dp x tp mesh can keep the global batch, or "".
+std::string batch_mismatch(const PlanRequest& r, int dp) {
+  const Workload& w = r.workload;
+  std::ostringstream why;
+  if (w.global_batch % dp != 0) {
+    why << "global batch " << w.global_batch << " not divisible by dp " << dp;
+    return why.str();
+  }
+  const int per_rank = w.global_batch / dp;
+  if (!r.constraints.micro_batch) return "";
+  const int micro_batch = *r.constraints.micro_batch;
+  if (per_rank % micro_batch != 0) {
+    why << "micro-batch " << micro_batch << " does not divide the " << per_rank
+        << " windows per data-parallel rank";
+  } else if (is_fused(w.optimizer.kind) && micro_batch != per_rank) {
+    why << optimizer_kind_name(w.optimizer.kind) << " cannot accumulate gradients (micro-batch "
+        << micro_batch << " would need " << per_rank / micro_batch << " per step)";
+  }
+  return why.str();
+}
+
+Candidate evaluate(const PlanRequest& r, const Layout& layout, size_t usable) {
+  Candidate c;
+  c.layout = layout;
+  c.evaluated = true;
+  c.memory = predict_rank_memory(r.workload, layout, r.device);
+  c.time = predict_step_time(r.workload, layout, r.device);
+  c.fits = c.memory.peak <= usable;
+  if (!c.fits) {
+    c.reason = "peak " + format_bytes(static_cast<double>(c.memory.peak)) + " > " +
+               format_bytes(static_cast<double>(usable)) + " usable";
+  }
+  return c;
+}
+
+// The layout a mesh would have under the constraints alone, for a candidate rejected
+// before any micro-batch could be chosen.
+Candidate rejected_mesh(const PlanRequest& r, int dp, int tp, std::string reason) {
+  Candidate c;
+  c.layout.dp = dp;
+  c.layout.tp = tp;
+  c.layout.zero_stage = r.constraints.zero_stage.value_or(0);
+  c.layout.micro_batch = r.constraints.micro_batch.value_or(0);
+  c.layout.grad_accum = 0;
+  c.layout.activation_checkpointing = r.constraints.activation_checkpointing.value_or(false);
+  c.reason = std::move(reason);
+  return c;
+}
+
+bool ranks_before(const Candidate& a, const Candidate& b) {
+  if (a.fits != b.fits) return a.fits;
+  if (a.evaluated != b.evaluated) return a.evaluated;
+  if (!a.fits) return a.memory.peak < b.memory.peak;
+  return std::tie(a.time.total_s, a.memory.peak) < std::tie(b.time.total_s, b.memory.peak);
+}
+
+void check_request(const PlanRequest& r) {
+  const Workload& w = r.workload;
+  LLMFT_REQUIRE(r.world >= 1, "--gpus must be at least 1 (got " << r.world << ")");
+  LLMFT_REQUIRE(w.global_batch >= 1,
+                "--global-batch must be at least 1 (got " << w.global_batch << ")");
+  LLMFT_REQUIRE(w.seq_len >= 1 && w.seq_len <= w.model.max_seq_len,
+                "--seq-len " << w.seq_len << " must lie between 1 and the context of --model "
+                             << w.model.name << " (" << w.model.max_seq_len << " positions)");
+  LLMFT_REQUIRE(r.memory_margin >= 0 && r.memory_margin < 1,
+                "--memory-margin must lie in [0, 1) (got " << r.memory_margin << ")");
+  const LayoutConstraints& c = r.constraints;
+  LLMFT_REQUIRE(!c.zero_stage || (*c.zero_stage >= 0 && *c.zero_stage <= 3),
+                "--zero " << *c.zero_stage << ": ZeRO stages are 0, 1, 2 and 3");
+  LLMFT_REQUIRE(!c.micro_batch || *c.micro_batch >= 1,
+                "--micro-batch must be at least 1 (got " << *c.micro_batch << ")");
+}
+
+}  // namespace
+
+const Candidate* PlanResult::chosen() const {
+  if (candidates.empty() || !candidates.front().fits) return nullptr;
+  return &candidates.front();
+}
+
+PlanResult plan_layouts(const PlanRequest& r) {
+  check_request(r);
+  PlanResult result;
+  result.usable_bytes = usable_memory(r.device, r.memory_margin);
+  for (int tp : searched_tp_sizes(r)) {
+    const int dp = r.world / tp;
+    const std::string mismatch = batch_mismatch(r, dp);
+    if (!mismatch.empty()) {
+      result.candidates.push_back(rejected_mesh(r, dp, tp, mismatch));
+      continue;
+    }
+    const int per_rank = r.workload.global_batch / dp;
+    for (int zero_stage : searched_stages(r, dp)) {
+      for (int micro_batch : searched_micro_batches(r, per_rank)) {
+        for (bool checkpointing : searched_checkpointing(r)) {
+          const int grad_accum = per_rank / micro_batch;
+          const Layout layout{dp, tp, zero_stage, micro_batch, grad_accum, checkpointing};
+          result.candidates.push_back(evaluate(r, layout, result.usable_bytes));
+        }
+      }
+    }
+  }
+  std::stable_sort(result.candidates.begin(), result.candidates.end(), ranks_before);
+  return result;
+}
+
+const Candidate& chosen_layout(const PlanRequest& r, const PlanResult& result) {
+  if (const Candidate* chosen = result.chosen()) return *chosen;
+  const Workload& w = r.workload;
+  std::ostringstream msg;
+  msg << "no layout of " << describe_workload(w) << " fits " << r.world << " x " << r.device.name
+      << " (" << format_bytes(static_cast<double>(result.usable_bytes))
+      << " usable per device with a " << r.memory_margin * 100 << "% margin)";
+  if (result.candidates.empty() || !result.candidates.front().evaluated) {
+    msg << ": no layout keeps the global batch";
+    for (const Candidate& c : result.candidates) msg << "; " << c.reason;
+    LLMFT_FAIL(msg.str());
+  }
+  const Candidate& smallest = result.candidates.front();
+  const CategoryBytes& bytes = smallest.memory.at_peak;
+  msg << ". The smallest, " << describe_layout(smallest.layout) << ", needs "
+      << format_bytes(static_cast<double>(smallest.memory.peak)) << " per device ("
+      << describe_bytes(bytes) << ", fixed overhead "
+      << format_bytes(static_cast<double>(smallest.memory.overhead)) << "; peak in "
+      << smallest.memory.peak_phase << "). Try";
+  if (!is_fused(w.optimizer.kind)) {
+    msg << " --optimizer lomo (no gradients or optimizer state kept),";
+  }
+  if (is_fused(w.optimizer.kind) && smallest.layout.micro_batch > 1) {
+    msg << " a smaller --global-batch (" << optimizer_kind_name(w.optimizer.kind)
+        << " cannot accumulate, so each rank takes global batch / dp at once),";
+  }
+  if (w.dtype == DType::f32) msg << " --dtype bf16 (half the weight bytes),";
+  if (r.constraints.activation_checkpointing == false) msg << " --activation-checkpointing,";
+  msg << " a shorter --seq-len (activations "
+      << format_bytes(static_cast<double>(bytes[index_of(MemoryCategory::activations)]))
+      << "), or more devices (ZeRO-3 and tensor parallelism divide the model by the world)";
+  if (r.constraints.tp || r.constraints.zero_stage || r.constraints.micro_batch) {
+    msg << "; or leave --tp, --zero and --micro-batch to the planner";
+  }
+  LLMFT_FAIL(msg.str());
+}
+
+}  // namespace llmft

@@ -1,0 +1,36 @@
+#include "plan/rank_memory.h"
+
+#include <vector>
+
+namespace llmft {
+
+namespace {
+
+std::vector<int> first_and_last(int group_size) {
+  if (group_size == 1) return {0};
+  return {0, group_size - 1};
+}
+
+}  // namespace
+
+RankMemory predict_rank_memory(const Workload& workload, const Layout& layout,
+                               const DeviceDescription& device) {
+  RankMemory worst;
+  for (int dp_rank : first_and_last(layout.dp)) {
+    for (int tp_rank : first_and_last(layout.tp)) {
+      const MemoryPrediction p =
+          predict_memory(workload.model, run_shape(workload, layout, dp_rank, tp_rank));
+      const size_t peak = p.peak_total + device.overhead_bytes;
+      if (peak <= worst.peak) continue;
+      worst.at_peak = p.at_peak;
+      worst.overhead = device.overhead_bytes;
+      worst.peak = peak;
+      worst.peak_phase = p.peak_phase;
+      worst.dp_rank = dp_rank;
+      worst.tp_rank = tp_rank;
+    }
+  }
+  return worst;
+}
+
+}  // namespace llmft

@@ -1,0 +1,89 @@
+#include "plan/step_collectives.h"
+
+#include "parallel/shard.h"
+
+namespace llmft {
+
+namespace {
+
+constexpr double kF32 = 4;  // activations and transient gradients are f32
+
+void add_tensor_parallel(const Workload& w, const Layout& l, std::vector<CollectiveCall>& calls) {
+  const double tokens = static_cast<double>(l.micro_batch) * w.seq_len;
+  const double activation = tokens * w.model.hidden * kF32;
+  const int backwards = backward_passes(w);
+  const int forwards = 1 + (l.activation_checkpointing ? backwards : 0);
+  const int blocks = w.model.n_layer;
+  const auto all_reduce = Collective::all_reduce;
+  const auto tp = CommGroup::tensor_parallel;
+  const auto none = Overlap::none;
+  calls.push_back({"block all-reduces", all_reduce, tp, activation, 1,
+                   (2 * forwards + 2 * backwards) * blocks * l.grad_accum, none});
+  calls.push_back({"embedding all-reduce", all_reduce, tp, activation, 1, l.grad_accum, none});
+  calls.push_back({"head input-gradient all-reduce", all_reduce, tp, activation, 1,
+                   backwards * l.grad_accum, none});
+  calls.push_back(
+      {"cross-entropy reductions", all_reduce, tp, tokens * kF32, 1, 3 * l.grad_accum, none});
+}
+
+void add_data_parallel(const Workload& w, const Layout& l, std::vector<CollectiveCall>& calls) {
+  const double params = static_cast<double>(parameter_count(w.model)) / l.tp;
+  const double stored = params * dtype_size(w.dtype), f32 = params * kF32;
+  const int units = w.model.n_layer + 2, z = l.zero_stage, backwards = backward_passes(w);
+  const auto dp = CommGroup::data_parallel;
+  const auto none = Overlap::none;
+  if (z == 3) {
+    calls.push_back({"weight all-gathers (forward)", Collective::all_gather, dp, stored, units,
+                     l.grad_accum, Overlap::forward_prefetch});
+    calls.push_back({"weight all-gathers (backward)", Collective::all_gather, dp, stored, units,
+                     backwards * l.grad_accum, Overlap::backward_prefetch});
+  }
+  if (is_fused(w.optimizer.kind)) {
+    if (fused_reduce_scatters(w.optimizer.kind, z)) {
+      calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, f32, units,
+                       backwards, none});
+      if (z == 2) {
+        calls.push_back({"weight all-gathers", Collective::all_gather, dp, stored, units, 1, none});
+      }
+      return;
+    }
+    calls.push_back(
+        {"gradient all-reduces", Collective::all_reduce, dp, f32, units, backwards, none});
+    if (z == 3) {
+      calls.push_back(
+          {"weight all-gathers (update)", Collective::all_gather, dp, stored, units, 1, none});
+    }
+    return;
+  }
+  switch (z) {
+    case 0:
+      calls.push_back({"gradient all-reduces", Collective::all_reduce, dp, stored, units, 1,
+                       Overlap::backward});
+      break;
+    case 1:
+      calls.push_back(
+          {"gradient reduce-scatters", Collective::reduce_scatter, dp, stored, units, 1, none});
+      break;
+    default:
+      calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, f32, units,
+                       l.grad_accum, none});
+  }
+  if (z == 1 || z == 2) {
+    calls.push_back({"weight all-gathers", Collective::all_gather, dp, stored, units, 1, none});
+  }
+}
+
+}  // namespace
+
+int backward_passes(const Workload& w) {
+  return is_fused(w.optimizer.kind) && (w.clip_grad || w.dtype == DType::f16) ? 2 : 1;
+}
+
+std::vector<CollectiveCall> step_collectives(const Workload& w, const Layout& l) {
+  std::vector<CollectiveCall> calls;
+  if (l.tp > 1) add_tensor_parallel(w, l, calls);
+  if (l.dp > 1) add_data_parallel(w, l, calls);
+  return calls;
+}
+
+}  // namespace llmft

@@ -1,0 +1,33 @@
+// The time model: one optimizer step of a layout on a device, predicted as compute plus
+// the communication that compute does not hide.
+//
+// Compute is the step's FLOPs on one rank (parallel/flops.h's forward + backward, a
+// recomputed forward per backward pass with checkpointing, a fused optimizer's extra
+// backward, the optimizer's elementwise update), divided by tp, over the device's
+// achieved rate: peak_flops x achieved_fraction, lowered for small GEMMs by x / (x + 32)
+// for their rows (micro_batch x seq_len) and for their columns (hidden / tp, the
+// tensor-parallel slice). Communication is plan/step_collectives.h's
+// calls, each priced by plan/collective_cost.h over its group's link: a tensor-parallel
+// group stays in a node when tp <= gpus_per_node, a data-parallel group crosses nodes
+// when the world is larger than a node. A collective issued in pieces behind compute
+// (DDP's gradient all-reduces, ZeRO-3's prefetched gathers) hides all but one piece, up
+// to the length of that compute.
+#pragma once
+
+#include "plan/device.h"
+#include "plan/layout.h"
+
+namespace llmft {
+
+struct StepTime {
+  double compute_s = 0;
+  double comm_s = 0;          // all collectives, as if nothing overlapped
+  double exposed_comm_s = 0;  // the part the step waits for
+  double total_s = 0;         // compute_s + exposed_comm_s
+};
+
+// REQUIRES: a fused optimizer has layout.grad_accum == 1
+StepTime predict_step_time(const Workload& workload, const Layout& layout,
+                           const DeviceDescription& device);
+
+}  // namespace llmft

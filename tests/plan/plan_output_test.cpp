@@ -1,0 +1,89 @@
+// The planner's output: the JSON contract that scripts rely on, and the table for people.
+#include <doctest/doctest.h>
+
+#include "plan/plan_json.h"
+#include "plan/plan_table.h"
+
+using namespace llmft;
+using io::Json;
+
+namespace {
+
+PlanRequest gpt2_on_two_gpus(int global_batch) {
+  PlanRequest r;
+  r.workload.model = preset_config("gpt2");
+  r.workload.dtype = DType::bf16;
+  r.workload.seq_len = 256;
+  r.workload.global_batch = global_batch;
+  r.world = 2;
+  r.device = device_preset("v100-16g");
+  return r;
+}
+
+void check_candidate(const Json& c) {
+  for (const char* key : {"dp", "tp", "zero", "micro_batch", "grad_accum", "seq_len"}) {
+    CHECK(c.at(key).is_number());
+  }
+  CHECK(c.at("optimizer").as_string() == "adamw");
+  CHECK(c.at("dtype").as_string() == "bf16");
+  CHECK(c.at("activation_checkpointing").is_bool());
+  CHECK(c.at("predicted_step_s").as_number() > 0);
+  CHECK(c.at("peak_phase").is_string());
+  const Json& memory = c.at("memory");
+  double sum = 0;
+  for (const char* key : {"params", "master_params", "grads", "optimizer_state", "activations",
+                          "workspace", "comm_buffers", "overhead"}) {
+    sum += memory.at(key).as_number();
+  }
+  CHECK(memory.at("peak").as_number() == sum);
+  CHECK((c.at("fits").as_bool() == (c.find("reason") == nullptr)));
+}
+
+}  // namespace
+
+TEST_CASE("plan JSON: model, cluster, every candidate and the chosen one") {
+  const PlanRequest r = gpt2_on_two_gpus(8);
+  const PlanResult result = plan_layouts(r);
+  const Json json = Json::parse(plan_json(r, result).dump());
+  CHECK(json.at("model").at("name").as_string() == "gpt2");
+  CHECK(json.at("model").at("params").as_int() == parameter_count(r.workload.model));
+  const Json& cluster = json.at("cluster");
+  CHECK(cluster.at("device").as_string() == "v100-16g");
+  CHECK(cluster.at("gpus").as_int() == 2);
+  CHECK(cluster.at("gpus_per_node").as_int() == 8);
+  CHECK(cluster.at("memory_bytes").as_int() == 16LL << 30);
+  CHECK(cluster.at("memory_margin").as_number() == 0.05);
+  CHECK(cluster.at("overhead_bytes").as_int() > 0);
+  CHECK_FALSE(cluster.at("overhead_measured").as_bool());  // a preset's assumption
+  const Json::Array& candidates = json.at("candidates").as_array();
+  REQUIRE(candidates.size() == result.candidates.size());
+  for (const Json& c : candidates) check_candidate(c);
+  check_candidate(json.at("chosen"));
+  CHECK(json.at("chosen").dump() == candidates.front().dump());
+}
+
+TEST_CASE("plan JSON: chosen is null when nothing fits; unevaluated layouts have null memory") {
+  PlanRequest r = gpt2_on_two_gpus(3);  // dp 2 does not divide 3; dp 1 x tp 2 does
+  r.device.memory_bytes = 1 << 20;
+  const Json json = Json::parse(plan_json(r, plan_layouts(r)).dump());
+  CHECK(json.at("chosen").is_null());
+  const Json::Array& candidates = json.at("candidates").as_array();
+  const Json& last = candidates.back();
+  CHECK(last.at("dp").as_int() == 2);
+  CHECK(last.at("memory").is_null());
+  CHECK(last.at("predicted_step_s").is_null());
+  CHECK(last.at("reason").as_string() == "global batch 3 not divisible by dp 2");
+  CHECK(candidates.front().at("reason").as_string().find("usable") != std::string::npos);
+}
+
+TEST_CASE("plan table: the chosen layout first, then the rejected ones with the reason") {
+  PlanRequest r = gpt2_on_two_gpus(3);
+  const std::string table = plan_table(r, plan_layouts(r), 3);
+  CHECK(table.find("plan: gpt2 (124M parameters), adamw, bf16, seq-len 256, global batch 3") !=
+        std::string::npos);
+  CHECK(table.find("2 x v100-16g") != std::string::npos);
+  CHECK(table.find("assumed from the preset, not measured") != std::string::npos);
+  CHECK(table.find("<- chosen") != std::string::npos);
+  CHECK(table.find("chosen: dp 1 x tp 2") != std::string::npos);
+  CHECK(table.find("dp 2 x tp 1: global batch 3 not divisible by dp 2") != std::string::npos);
+}

@@ -1,0 +1,154 @@
+// The time model: ring collective costs, the tensor-parallel all-reduce volume, and
+// sanity — faster links and faster devices never make a step slower, and only what
+// compute cannot hide is exposed.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "parallel/flops.h"
+#include "plan/step_collectives.h"
+#include "plan/step_time.h"
+
+using namespace llmft;
+
+namespace {
+
+Workload llama_7b() {
+  Workload w;
+  w.model = preset_config("llama-7b");
+  w.dtype = DType::bf16;
+  w.seq_len = 1024;
+  w.global_batch = 32;
+  return w;
+}
+
+double bytes_of(const std::vector<CollectiveCall>& calls, const char* what) {
+  for (const CollectiveCall& c : calls) {
+    if (std::strcmp(c.what, what) == 0) return c.bytes * c.count;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("ring collectives: 2(n-1)/n bytes for an all-reduce, (n-1)/n for the others") {
+  CHECK(ring_bytes(Collective::all_reduce, 800, 8) == doctest::Approx(1400));
+  CHECK(ring_bytes(Collective::reduce_scatter, 800, 8) == doctest::Approx(700));
+  CHECK(ring_bytes(Collective::all_gather, 800, 8) == doctest::Approx(700));
+  CHECK(ring_bytes(Collective::all_reduce, 800, 1) == 0);
+  const Link link{100, 0.5};
+  // 1400 / 100 s of bandwidth + 3 pieces x 2(8-1) steps x 0.5 s of latency.
+  CHECK(collective_seconds(Collective::all_reduce, 800, 3, 8, link) == doctest::Approx(14 + 21));
+  CHECK(collective_seconds(Collective::all_gather, 800, 1, 8, link) == doctest::Approx(7 + 3.5));
+}
+
+TEST_CASE("tensor parallelism: 2 all-reduces forward and 2 backward per block") {
+  const Workload w = llama_7b();
+  Layout l{4, 8, 0, 2, 4, false};
+  const double activation = 2.0 * 1024 * 4096 * 4;  // micro_batch x seq x hidden x f32
+  const double blocks = 32, micro_batches = 4;
+  CHECK(bytes_of(step_collectives(w, l), "block all-reduces") ==
+        doctest::Approx(4 * blocks * micro_batches * activation));
+  // Checkpointing recomputes each block's forward, and its 2 all-reduces.
+  l.activation_checkpointing = true;
+  CHECK(bytes_of(step_collectives(w, l), "block all-reduces") ==
+        doctest::Approx(6 * blocks * micro_batches * activation));
+  // The vocab-parallel cross-entropy reduces 3 floats per token.
+  CHECK(bytes_of(step_collectives(w, l), "cross-entropy reductions") ==
+        doctest::Approx(3 * micro_batches * 2 * 1024 * 4));
+  // No tensor parallelism, no tensor-parallel traffic.
+  l.tp = 1;
+  CHECK(bytes_of(step_collectives(w, l), "block all-reduces") == 0);
+}
+
+TEST_CASE("data parallelism: DDP all-reduces the stored gradients, ZeRO-3 gathers weights twice") {
+  const Workload w = llama_7b();
+  const double psi = static_cast<double>(parameter_count(w.model));
+  const std::vector<CollectiveCall> ddp = step_collectives(w, Layout{8, 1, 0, 4, 1, false});
+  CHECK(bytes_of(ddp, "gradient all-reduces") == doctest::Approx(2 * psi));  // bf16
+  const std::vector<CollectiveCall> zero3 = step_collectives(w, Layout{8, 1, 3, 2, 2, false});
+  CHECK(bytes_of(zero3, "weight all-gathers (forward)") == doctest::Approx(2 * 2 * psi));
+  CHECK(bytes_of(zero3, "weight all-gathers (backward)") == doctest::Approx(2 * 2 * psi));
+  CHECK(bytes_of(zero3, "gradient reduce-scatters") == doctest::Approx(2 * 4 * psi));  // f32
+}
+
+TEST_CASE("LOMO's norm pass: clipping or fp16 costs a second backward") {
+  Workload w = llama_7b();
+  w.optimizer.kind = OptimizerKind::lomo;
+  CHECK(backward_passes(w) == 1);
+  const Layout l{1, 1, 0, 4, 1, false};
+  const DeviceDescription d = device_preset("a100-80g");
+  const double one = predict_step_time(w, l, d).compute_s;
+  w.clip_grad = true;
+  CHECK(backward_passes(w) == 2);
+  const double two = predict_step_time(w, l, d).compute_s;
+  // Forward 1/3 and backward 2/3 of the step's FLOPs: a second backward adds 2/3.
+  CHECK(two / one == doctest::Approx(5.0 / 3.0).epsilon(0.01));
+  w.clip_grad = false;
+  w.dtype = DType::f16;
+  CHECK(backward_passes(w) == 2);
+}
+
+TEST_CASE("compute: the step's FLOPs over the achieved rate, split by tensor parallelism") {
+  const Workload w = llama_7b();
+  DeviceDescription d = device_preset("a100-80g");
+  const Layout l{1, 1, 0, 32, 1, false};
+  const double rows = 32.0 * 1024;
+  const double flops = training_flops_per_token(w.model, w.seq_len) * rows;
+  auto efficiency = [](double rows, double columns) {
+    return rows / (rows + 32) * columns / (columns + 32);  // small GEMMs run slower
+  };
+  const double rate = d.peak_flops * d.achieved_fraction * efficiency(rows, 4096);
+  const StepTime t = predict_step_time(w, l, d);
+  // The rest is AdamW's elementwise update.
+  CHECK(t.compute_s == doctest::Approx(flops / rate).epsilon(0.01));
+  CHECK(t.comm_s == 0);
+  CHECK(t.total_s == t.compute_s);
+  const StepTime split = predict_step_time(w, Layout{1, 8, 0, 32, 1, false}, d);
+  const double narrower = efficiency(rows, 4096) / efficiency(rows, 4096 / 8);
+  CHECK(split.compute_s == doctest::Approx(t.compute_s / 8 * narrower).epsilon(0.01));
+}
+
+TEST_CASE("more bandwidth, lower latency or more FLOP/s never make a step slower") {
+  Workload w = llama_7b();
+  for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
+    w.optimizer.kind = kind;
+    for (int world : {8, 32}) {
+      for (int tp : {1, 2, 8}) {
+        for (int zero = 0; zero <= 3; ++zero) {
+          for (bool checkpointing : {false, true}) {
+            const int dp = world / tp;
+            const int micro_batch = w.global_batch / dp;
+            const Layout l{dp, tp, zero, micro_batch, 1, checkpointing};
+            CAPTURE(world);
+            CAPTURE(tp);
+            CAPTURE(zero);
+            const DeviceDescription base = device_preset("a100-80g");
+            const StepTime t = predict_step_time(w, l, base);
+            CHECK(t.exposed_comm_s <= t.comm_s);
+            CHECK(t.total_s == doctest::Approx(t.compute_s + t.exposed_comm_s));
+            DeviceDescription faster = base;
+            faster.intra_node.bandwidth *= 2;
+            CHECK(predict_step_time(w, l, faster).total_s <= t.total_s);
+            faster.inter_node.bandwidth *= 2;
+            CHECK(predict_step_time(w, l, faster).total_s <= t.total_s);
+            faster.intra_node.latency_s /= 2;
+            faster.inter_node.latency_s /= 2;
+            CHECK(predict_step_time(w, l, faster).total_s <= t.total_s);
+            faster.peak_flops *= 2;
+            CHECK(predict_step_time(w, l, faster).compute_s < t.compute_s);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("DDP hides its gradient all-reduce behind backward; a node boundary slows it") {
+  const Workload w = llama_7b();
+  const DeviceDescription d = device_preset("a100-80g");
+  const StepTime one_node = predict_step_time(w, Layout{8, 1, 0, 4, 1, false}, d);
+  CHECK(one_node.exposed_comm_s < one_node.comm_s);
+  const StepTime two_nodes = predict_step_time(w, Layout{16, 1, 0, 2, 1, false}, d);
+  CHECK(two_nodes.comm_s > one_node.comm_s);  // InfiniBand, not NVLink
+}
