@@ -16,6 +16,7 @@
 #include "io/hf_config.h"
 #include "io/metrics.h"
 #include "io/token_file.h"
+#include "launch/auto_plan.h"
 #include "launch/commands.h"
 #include "launch/train_options.h"
 #include "launch/train_report.h"
@@ -55,6 +56,22 @@ std::string weights_file(const std::string& path) {
   return fs::is_directory(path) ? (fs::path(path) / "model.safetensors").string() : path;
 }
 
+EngineOptions engine_options_from(const TrainOptions& o) {
+  EngineOptions e;
+  e.optimizer.kind = parse_optimizer_kind(o.optimizer);
+  e.optimizer.beta1 = o.beta1;
+  e.optimizer.beta2 = o.beta2;
+  e.optimizer.eps = o.eps;
+  e.optimizer.weight_decay = o.weight_decay;
+  e.optimizer.momentum = o.momentum;
+  e.schedule = LrSchedule{parse_lr_shape(o.lr_schedule), o.lr, o.min_lr, o.warmup, o.steps};
+  e.clip_grad = o.clip_grad;
+  e.dtype = parse_dtype(o.dtype);
+  e.loss_scale = LossScaleConfig{e.dtype == DType::f16, o.initial_loss_scale, o.loss_scale_window};
+  e.seed = o.seed;
+  return e;
+}
+
 }  // namespace
 
 int run_train(const Args& args, MpiRuntime& mpi) {
@@ -74,6 +91,25 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                              << config.name << " (" << config.max_seq_len
                              << " positions); use --seq-len " << config.max_seq_len << " or less");
 
+  EngineOptions engine_options = engine_options_from(o);
+  std::unique_ptr<MpiCommunicator> world;
+  if (mpi.size() > 1) world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
+  std::unique_ptr<Backend> backend = make_backend(o.device);
+  if (o.threads > 0) backend->set_threads(o.threads);
+  if (o.auto_plan) {
+    const Layout chosen =
+        auto_plan(o, values, config, engine_options.optimizer, *backend, world.get(), mpi.size());
+    if (o.plan_only) return 0;
+    o.dp = chosen.dp;
+    o.tp = chosen.tp;
+    o.zero = chosen.zero_stage;
+    o.micro_batch = chosen.micro_batch;
+    o.grad_accum = chosen.grad_accum;
+    o.activation_checkpointing = chosen.activation_checkpointing;
+  } else {
+    apply_global_batch(o, values, mpi.size() / std::max(o.tp, 1));
+  }
+
   io::TokenFile train_file(o.data);
   check_vocab(train_file, config, "--data");
   std::unique_ptr<io::TokenFile> val_file;
@@ -86,21 +122,6 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   if (val_file) {
     val_batches = io::evaluation_batches(*val_file, o.seq_len, o.micro_batch, o.eval_windows);
   }
-
-  EngineOptions engine_options;
-  engine_options.optimizer.kind = parse_optimizer_kind(o.optimizer);
-  engine_options.optimizer.beta1 = o.beta1;
-  engine_options.optimizer.beta2 = o.beta2;
-  engine_options.optimizer.eps = o.eps;
-  engine_options.optimizer.weight_decay = o.weight_decay;
-  engine_options.optimizer.momentum = o.momentum;
-  engine_options.schedule =
-      LrSchedule{parse_lr_shape(o.lr_schedule), o.lr, o.min_lr, o.warmup, o.steps};
-  engine_options.clip_grad = o.clip_grad;
-  engine_options.dtype = parse_dtype(o.dtype);
-  engine_options.loss_scale = LossScaleConfig{engine_options.dtype == DType::f16,
-                                              o.initial_loss_scale, o.loss_scale_window};
-  engine_options.seed = o.seed;
 
   const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
   // The ranks form a dp x tp mesh (tensor-parallel ranks adjacent).
@@ -133,12 +154,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << "; lower --micro-batch (use --grad-accum to keep the batch) or --seq-len, "
                     << "or raise --device-memory");
 
-  std::unique_ptr<MpiCommunicator> world;
   std::unique_ptr<Mesh> mesh;
   Communicator* data_parallel = nullptr;
   Communicator* tensor_parallel = nullptr;
-  if (mpi.size() > 1) {
-    world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
+  if (world) {
     mesh = std::make_unique<Mesh>(*world, shape);
     if (shape.dp > 1) data_parallel = &mesh->data_parallel();
     if (shape.tp > 1) tensor_parallel = &mesh->tensor_parallel();
@@ -150,8 +169,6 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   const int dp = shape.dp, dp_rank = mesh ? mesh->dp_rank() : 0;
   const bool lead = mpi.rank() == 0;
 
-  std::unique_ptr<Backend> backend = make_backend(o.device);
-  if (o.threads > 0) backend->set_threads(o.threads);
   Allocator allocator(backend->memory(), budget);
   std::unique_ptr<Model> model =
       make_model(config, *backend, allocator,
@@ -195,7 +212,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     LLMFT_REQUIRE(std::isfinite(stats.loss), "the loss became "
                                                  << stats.loss << " at step " << step
                                                  << "; lower --lr or enable --clip-grad");
-    StepRecord record{step, stats, seconds, flops_per_token, allocator.total_peak(), {}};
+    StepRecord record{step,
+                      stats,
+                      seconds,
+                      flops_per_token,
+                      allocator.total_peak(),
+                      worst_rank_peak(world.get(), *backend, allocator),
+                      {}};
     if (data_parallel) {
       record.comm = data_parallel->counters();
       data_parallel->reset_counters();

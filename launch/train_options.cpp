@@ -68,6 +68,19 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("zero", po::value(&o.zero)->default_value(0),
        "ZeRO stage across the ranks: 0 replicates everything (DDP); 1 shards optimizer state "
        "and master weights; 2 also gradients; 3 also weights")
+      ("global-batch", po::value(&o.global_batch)->default_value(0),
+       "windows per optimizer step over all data-parallel ranks (0 = micro-batch x "
+       "grad-accum x dp); with an explicit layout it sets --grad-accum")
+      ("auto-plan", po::bool_switch(&o.auto_plan),
+       "let the planner choose dp x tp, --zero, --micro-batch, --grad-accum and activation "
+       "checkpointing for the launched ranks (layout options given explicitly are kept); "
+       "prints the ranked candidates, and refuses to start when none fits")
+      ("plan-only", po::bool_switch(&o.plan_only), "with --auto-plan: plan, then exit")
+      ("plan-json", po::value(&o.plan_json)->default_value(""),
+       "with --auto-plan: also write the plan as JSON (the `llmft plan --json` contract)")
+      ("no-calibrate", po::bool_switch(&o.no_calibrate),
+       "with --auto-plan: use the device preset's figures instead of startup benchmarks "
+       "(which are cached per host and world)")
       ("comm-timeout", po::value(&o.comm_timeout)->default_value(300.0),
        "seconds a collective may wait for the other ranks before the job aborts")
       ("log-every", po::value(&o.log_every)->default_value(10), "print a step line every N steps")
@@ -80,7 +93,7 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "write the trained model here (Hugging Face config.json + model.safetensors)");
   // clang-format on
   po::options_description all;
-  all.add(model).add(data).add(optim).add(run);
+  all.add(model).add(data).add(optim).add(run).add(cluster_option_descriptions(o.cluster));
   return all;
 }
 
@@ -109,9 +122,29 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
   LLMFT_REQUIRE(o.initial_loss_scale >= 1, "--initial-loss-scale must be at least 1");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
-  LLMFT_REQUIRE(o.print_params || !o.data.empty(),
+  LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
+  LLMFT_REQUIRE(o.auto_plan || (!o.plan_only && o.plan_json.empty()),
+                "--plan-only and --plan-json need --auto-plan");
+  LLMFT_REQUIRE(o.print_params || o.plan_only || !o.data.empty(),
                 "--data is required: make a token file with `llmft prepare --input FILE "
                 "--output train.tok`");
+}
+
+void apply_global_batch(TrainOptions& o, const po::variables_map& values, int data_parallel) {
+  if (o.global_batch == 0) return;
+  const int per_accumulation = o.micro_batch * data_parallel;
+  LLMFT_REQUIRE(o.global_batch % per_accumulation == 0,
+                "--global-batch " << o.global_batch << " is not a multiple of --micro-batch "
+                                  << o.micro_batch << " x " << data_parallel
+                                  << " data-parallel ranks; change one of them, or use "
+                                     "--auto-plan to choose");
+  const int accum = o.global_batch / per_accumulation;
+  LLMFT_REQUIRE(values["grad-accum"].defaulted() || o.grad_accum == accum,
+                "--global-batch " << o.global_batch << " needs --grad-accum " << accum
+                                  << " with --micro-batch " << o.micro_batch << " on "
+                                  << data_parallel << " data-parallel ranks, not " << o.grad_accum);
+  o.grad_accum = accum;
+  check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
 }
 
 }  // namespace llmft

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "launch/command_line.h"
+#include "launch/plan_options.h"
 
 namespace llmft {
 
@@ -13,6 +14,7 @@ struct TrainOptions {
   std::string model, data, val_data, init_from, save_dir, metrics, device;
   int seq_len, micro_batch, grad_accum, steps, warmup, log_every, eval_every, eval_windows;
   int threads, zero, dp, tp;
+  int global_batch;  // windows per optimizer step over all data-parallel ranks (0: derived)
   double comm_timeout;
   float lr, min_lr, weight_decay, clip_grad, beta1, beta2, eps, momentum;
   std::string lr_schedule, optimizer, device_memory, dtype;
@@ -21,10 +23,17 @@ struct TrainOptions {
   int loss_scale_window;
   uint64_t seed;
   bool print_params = false;
+  // --auto-plan: the planner picks the layout; the cluster options describe the device.
+  bool auto_plan = false, plan_only = false, no_calibrate = false;
+  std::string plan_json;
+  ClusterOptions cluster;
 };
 
 po::options_description train_option_descriptions(TrainOptions& o);
 // Checks values that Boost cannot (ranges, required files); errors name the option.
 void validate_train_options(const TrainOptions& o, const po::variables_map& values);
+// With --global-batch and an explicit layout: derives --grad-accum (or checks a given
+// one) so that micro-batch x grad-accum x data-parallel ranks is the global batch.
+void apply_global_batch(TrainOptions& o, const po::variables_map& values, int data_parallel);
 
 }  // namespace llmft

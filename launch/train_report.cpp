@@ -58,7 +58,7 @@ void TrainReport::step(const StepRecord& r, const std::optional<double>& val_los
         "%.0f ms | peak mem %s (predicted %s)%s\n",
         r.step, options_.steps, r.stats.loss, r.stats.lr, r.stats.grad_norm,
         tokens_of(r) / r.seconds, tokens_of(r) * r.flops_per_token / r.seconds * 1e-9,
-        r.seconds * 1e3, format_bytes(static_cast<double>(r.measured_peak)).c_str(),
+        r.seconds * 1e3, format_bytes(static_cast<double>(r.worst_rank.total)).c_str(),
         format_bytes(static_cast<double>(predicted_.peak_total)).c_str(),
         r.stats.skipped ? " | overflow: step skipped" : "");
   }
@@ -80,6 +80,14 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   j.set("tokens_per_s", io::Json::number(tokens_of(r) / r.seconds));
   j.set("gflops_per_s", io::Json::number(tokens_of(r) * r.flops_per_token / r.seconds * 1e-9));
   j.set("peak_memory_bytes", io::Json::number(static_cast<double>(r.measured_peak)));
+  j.set("worst_rank", io::Json::number(r.worst_rank.rank));
+  j.set("worst_rank_peak_memory_bytes", io::Json::number(static_cast<double>(r.worst_rank.total)));
+  io::Json by_category = io::Json::object({});
+  for (int i = 0; i < kMemoryCategoryCount; ++i) {
+    by_category.set(memory_category_name(static_cast<MemoryCategory>(i)),
+                    io::Json::number(static_cast<double>(r.worst_rank.at_peak[i])));
+  }
+  j.set("worst_rank_peak_by_category", by_category);
   j.set("predicted_peak_memory_bytes",
         io::Json::number(static_cast<double>(predicted_.peak_total)));
   if (val_loss) j.set("val_loss", io::Json::number(*val_loss));

@@ -9,6 +9,7 @@
 #include "core/allocator.h"
 #include "core/model_config.h"
 #include "io/json.h"
+#include "launch/rank_peaks.h"
 #include "launch/train_options.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
@@ -21,8 +22,9 @@ struct StepRecord {
   StepStats stats;
   double seconds;
   double flops_per_token;
-  size_t measured_peak;
-  CommCounters comm;  // this rank's collectives during the step (data parallelism)
+  size_t measured_peak;  // this rank's (rank 0's) allocator peak so far
+  RankPeak worst_rank;   // the largest peak of any rank so far
+  CommCounters comm;     // this rank's collectives during the step (data parallelism)
 };
 
 class TrainReport {

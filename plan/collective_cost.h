@@ -1,13 +1,13 @@
 // The time of a collective under the ring algorithms (REFERENCES.md): over n ranks an
 // all-reduce of B bytes sends 2(n-1)/n x B per rank in 2(n-1) steps, a reduce-scatter or
-// an all-gather (n-1)/n x B in n-1 steps, and every step pays the link's latency.
+// an all-gather (n-1)/n x B in n-1 steps (a pipelined broadcast likewise), and every step
+// pays the link's latency.
 #pragma once
 
+#include "comm/communicator.h"
 #include "plan/device.h"
 
 namespace llmft {
-
-enum class Collective { all_reduce, reduce_scatter, all_gather };
 
 // Bytes each rank sends for a collective over `bytes` (the full buffer).
 double ring_bytes(Collective op, double bytes, int ranks);

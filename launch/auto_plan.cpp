@@ -1,0 +1,116 @@
+#include "launch/auto_plan.h"
+
+#include <cstdio>
+#include <functional>
+
+#include "core/byte_size.h"
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "launch/plan_options.h"
+#include "plan/device_benchmark.h"
+#include "plan/plan_json.h"
+#include "plan/plan_table.h"
+#include "plan/planner.h"
+
+namespace llmft {
+
+namespace {
+
+constexpr int kPlanRows = 10;
+
+// The ranks on this rank's machine (null for a one-rank job).
+std::unique_ptr<Communicator> node_group(Communicator* world) {
+  if (!world) return nullptr;
+  const int color = static_cast<int>(std::hash<std::string>{}(this_host()) & 0x7fffffff);
+  return world->split(color, world->rank());
+}
+
+// This job's device before calibration: the CPU preset shared by the ranks on a machine
+// (memory: --device-memory, or the machine's share), or the --gpu preset and overrides.
+DeviceDescription base_device(const TrainOptions& o, int ranks_per_node) {
+  if (o.device != "cpu") return describe_device(o.cluster);
+  DeviceDescription d = device_preset("cpu");
+  const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
+  d.memory_bytes = budget > 0 ? budget : d.memory_bytes / ranks_per_node;
+  d.peak_flops /= ranks_per_node;
+  d.gpus_per_node = ranks_per_node;
+  return d;
+}
+
+// Rank 0's cached calibration, or a fresh measurement, identical on every rank.
+Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
+                      const std::string& device_name, int world_size) {
+  Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
+  const std::string path = default_calibration_path();
+  // Rank 0 reads the cache and broadcasts what it found: found, GEMM rate, 2 links.
+  std::string key;
+  std::optional<Calibration> cached;
+  if (!world || world->rank() == 0) {
+    key = calibration_key(this_host(), world_size);
+    cached = read_calibration(path, key);
+  }
+  float shared[6] = {};
+  if (cached) {
+    const Calibration& c = *cached;
+    const float found[6] = {1.0f,
+                            static_cast<float>(c.gemm_flops),
+                            static_cast<float>(c.intra_node.bandwidth),
+                            static_cast<float>(c.intra_node.latency_s),
+                            static_cast<float>(c.inter_node.bandwidth),
+                            static_cast<float>(c.inter_node.latency_s)};
+    std::copy(found, found + 6, shared);
+  }
+  if (world) {
+    Buffer buf = allocator.allocate(sizeof(shared), MemoryCategory::comm_buffers, "calibration");
+    Tensor t = buf.as(DType::f32, {6});
+    backend.copy_to_device(t, shared);
+    world->broadcast(t, 0)->wait();
+    backend.copy_to_host(shared, t);
+  }
+  if (shared[0] == 1.0f) {
+    return Calibration{device_name, shared[1], Link{shared[2], shared[3]},
+                       Link{shared[4], shared[5]}};
+  }
+  const Calibration measured = measure_devices(backend, allocator, world, node, device_name);
+  if (!world || world->rank() == 0) write_calibration(path, key, measured);
+  return measured;
+}
+
+}  // namespace
+
+Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const ModelConfig& config,
+                 const OptimizerConfig& optimizer, Backend& backend, Communicator* world,
+                 int world_size) {
+  const bool lead = !world || world->rank() == 0;
+  const std::unique_ptr<Communicator> node = node_group(world);
+  PlanRequest request;
+  request.device = base_device(o, node ? node->size() : 1);
+  if (!o.no_calibrate) {
+    request.device = calibrated(
+        request.device, calibrate(backend, world, node.get(), request.device.name, world_size));
+  }
+  request.workload =
+      Workload{config, optimizer, parse_dtype(o.dtype), o.seq_len, 0, o.clip_grad > 0};
+  const bool tp_given = !values["tp"].defaulted();
+  request.workload.global_batch =
+      o.global_batch > 0 ? o.global_batch
+                         : o.micro_batch * o.grad_accum * world_size / (tp_given ? o.tp : 1);
+  request.world = world_size;
+  request.memory_margin = o.cluster.memory_margin;
+  if (tp_given) request.constraints.tp = o.tp;
+  if (!values["zero"].defaulted()) request.constraints.zero_stage = o.zero;
+  if (!values["micro-batch"].defaulted()) request.constraints.micro_batch = o.micro_batch;
+  if (o.activation_checkpointing) request.constraints.activation_checkpointing = true;
+
+  const PlanResult result = plan_layouts(request);
+  if (lead) {
+    std::printf("%s", plan_table(request, result, kPlanRows).c_str());
+    std::fflush(stdout);
+    if (!o.plan_json.empty()) {
+      io::write_file_atomically(o.plan_json, plan_json(request, result).dump() + "\n");
+    }
+  }
+  return chosen_layout(request, result).layout;
+}
+
+}  // namespace llmft
