@@ -13,12 +13,13 @@ namespace llmft::testing {
 
 struct TestTrainer {
   CpuBackend be;
-  Allocator alloc{be.memory(), 0};
+  Allocator alloc;
   std::unique_ptr<Model> model;
   std::unique_ptr<Engine> engine;
 
   TestTrainer(const ModelConfig& config, const EngineOptions& options, bool checkpointing = false,
-              int threads = 0, TpSlice tp = {}, ReduceGroup* tp_group = nullptr) {
+              int threads = 0, TpSlice tp = {}, ReduceGroup* tp_group = nullptr, size_t budget = 0)
+      : alloc(be.memory(), budget) {
     if (threads > 0) be.set_threads(threads);
     model = make_model(config, be, alloc, ModelOptions{checkpointing, tp, tp_group});
     engine = std::make_unique<Engine>(*model, be, alloc, options);
