@@ -33,7 +33,8 @@ namespace {
 const char* kUsage =
     "usage: llmft [train] --data FILE.tok [options]\n"
     "       llmft prepare --input FILE --output FILE.tok   (see llmft prepare --help)\n"
-    "       llmft generate --checkpoint DIR --prompt TEXT  (see llmft generate --help)";
+    "       llmft generate --checkpoint DIR --prompt TEXT  (see llmft generate --help)\n"
+    "       llmft plan --model MODEL --gpus N --gpu PRESET  (see llmft plan --help)";
 
 std::vector<MicroBatch> views_of(const std::vector<io::Batch>& batches) {
   std::vector<MicroBatch> views;

@@ -102,3 +102,30 @@ add_test(NAME cli_tp_heads COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
   --tp 2 --seq-len 32 --threads 1)
 set_tests_properties(cli_tp_heads PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60
   PASS_REGULAR_EXPRESSION "--tp 2 does not divide the attention heads \\(3\\).*use --tp 1")
+
+# The planner from the command line: `llmft plan` refuses a model that fits no layout
+# (naming the closest one), and --auto-plan on 2 ranks plans (calibrating into a cache
+# of its own), trains the chosen layout under the memory budget, and stops before any
+# training when nothing fits the budget.
+cli_failure(plan_no_fit "no layout of llama-65b.*fits 8 x rtx3090.*The smallest"
+  plan --model llama-65b --gpus 8 --gpu rtx3090 --optimizer adamw --dtype fp16 --seq-len 512
+  --global-batch 8)
+cli_failure(plan_bad_tp "--tp 3 does not divide"
+  plan --model llama-7b --gpus 8 --gpu a100-80g --seq-len 512 --global-batch 8 --tp 3)
+cli_failure(plan_only_needs_auto_plan "--plan-only and --plan-json need --auto-plan"
+  --data ${cli_dir}/val.tok --plan-only ${train_outputs})
+add_test(NAME cli_auto_plan_two_ranks COMMAND ${CMAKE_COMMAND} -E env
+  LLMFT_CALIBRATION_CACHE=${cli_dir}/calibration.json
+  ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${LLMFT_MPI_FLAGS} ${llmft} --auto-plan
+  --model llama-tiny --data ${cli_dir}/val.tok --seq-len 32 --global-batch 8
+  --device-memory 9MiB --steps 2 --threads 1 --log-every 1 --plan-json ${cli_dir}/plan.json)
+set_tests_properties(cli_auto_plan_two_ranks PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "chosen: dp 1 x tp 2.*layout dp 1 x tp 2.*step +2/2")
+add_test(NAME cli_auto_plan_no_fit COMMAND ${CMAKE_COMMAND} -E env
+  LLMFT_CALIBRATION_CACHE=${cli_dir}/calibration.json
+  ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${LLMFT_MPI_FLAGS} ${llmft} --auto-plan
+  --model llama-tiny --data ${cli_dir}/val.tok --seq-len 32 --global-batch 8
+  --device-memory 1MiB --steps 2 --threads 1)
+set_tests_properties(cli_auto_plan_no_fit PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "error: no layout of llama-tiny.*fits"
+  FAIL_REGULAR_EXPRESSION "step +1/")
