@@ -113,4 +113,13 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   return chosen_layout(request, result).layout;
 }
 
+void apply_layout(TrainOptions& o, const Layout& layout) {
+  o.dp = layout.dp;
+  o.tp = layout.tp;
+  o.zero = layout.zero_stage;
+  o.micro_batch = layout.micro_batch;
+  o.grad_accum = layout.grad_accum;
+  o.activation_checkpointing = layout.activation_checkpointing;
+}
+
 }  // namespace llmft

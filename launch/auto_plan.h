@@ -22,4 +22,8 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
                  const OptimizerConfig& optimizer, Backend& backend, Communicator* world,
                  int world_size);
 
+// Sets the training options the layout decides: --dp, --tp, --zero, --micro-batch,
+// --grad-accum and --activation-checkpointing.
+void apply_layout(TrainOptions& o, const Layout& layout);
+
 }  // namespace llmft

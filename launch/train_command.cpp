@@ -101,12 +101,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     const Layout chosen =
         auto_plan(o, values, config, engine_options.optimizer, *backend, world.get(), mpi.size());
     if (o.plan_only) return 0;
-    o.dp = chosen.dp;
-    o.tp = chosen.tp;
-    o.zero = chosen.zero_stage;
-    o.micro_batch = chosen.micro_batch;
-    o.grad_accum = chosen.grad_accum;
-    o.activation_checkpointing = chosen.activation_checkpointing;
+    apply_layout(o, chosen);
   } else {
     apply_global_batch(o, values, mpi.size() / std::max(o.tp, 1));
   }
@@ -131,20 +126,14 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                 "--dp " << o.dp << " with " << mpi.size() << " ranks and --tp " << shape.tp
                         << ": --dp must be " << shape.dp << " (ranks / --tp), or 0");
   // Every rank checks the worst rank's prediction, so they all refuse (or start) together.
+  const Workload workload{config, engine_options.optimizer, engine_options.dtype, o.seq_len,
+                          0,      o.clip_grad > 0};
+  const Layout layout{shape.dp,      shape.tp,     o.zero,
+                      o.micro_batch, o.grad_accum, o.activation_checkpointing};
   MemoryPrediction predicted;
   for (int rank = 0; rank < mpi.size(); ++rank) {
-    RunShape run{o.micro_batch,
-                 o.seq_len,
-                 engine_options.dtype,
-                 o.activation_checkpointing,
-                 engine_options.optimizer,
-                 o.clip_grad > 0};
-    run.zero_stage = o.zero;
-    run.ranks = shape.dp;
-    run.rank = rank / shape.tp;
-    run.tp = shape.tp;
-    run.tp_rank = rank % shape.tp;
-    const MemoryPrediction p = predict_memory(config, run);
+    const MemoryPrediction p =
+        predict_memory(config, run_shape(workload, layout, rank / shape.tp, rank % shape.tp));
     if (p.peak_total > predicted.peak_total) predicted = p;
   }
   LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,

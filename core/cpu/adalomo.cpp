@@ -34,6 +34,19 @@ struct Moments {
   }
 };
 
+// The passes' view of a slice, its row mean from stats[0] (the whole tensor's row total).
+template <typename G>
+Moments<G> moments(const void* grad, const float* row_state, const float* col_state, int64_t rows,
+                   int64_t cols, int64_t full_rows, float grad_scale, const float* stats) {
+  return Moments<G>{static_cast<const typename G::Storage*>(grad),
+                    row_state,
+                    cols ? col_state : nullptr,
+                    rows,
+                    cols,
+                    grad_scale,
+                    stats[0] / static_cast<float>(full_rows)};
+}
+
 template <typename G>
 void square_sums(float* row_sums, float* col_sums, const typename G::Storage* g, int64_t rows,
                  int64_t cols, float grad_scale) {
@@ -140,13 +153,7 @@ void adalomo_norms(float* stats, const void* param, DType param_type, const void
   with_types(param_type, grad_type, [&](auto p, auto g) {
     using P = decltype(p);
     using G = decltype(g);
-    const Moments<G> m{static_cast<const typename G::Storage*>(grad),
-                       row_state,
-                       cols ? col_state : nullptr,
-                       rows,
-                       cols,
-                       grad_scale,
-                       stats[0] / static_cast<float>(full_rows)};
+    const auto m = moments<G>(grad, row_state, col_state, rows, cols, full_rows, grad_scale, stats);
     norms<P, G>(stats, static_cast<const typename P::Storage*>(param), m);
   });
 }
@@ -158,13 +165,7 @@ void adalomo_apply(void* param, DType param_type, const void* grad, DType grad_t
   with_types(param_type, grad_type, [&](auto p, auto g) {
     using P = decltype(p);
     using G = decltype(g);
-    const Moments<G> m{static_cast<const typename G::Storage*>(grad),
-                       row_state,
-                       cols ? col_state : nullptr,
-                       rows,
-                       cols,
-                       grad_scale,
-                       stats[0] / static_cast<float>(full_rows)};
+    const auto m = moments<G>(grad, row_state, col_state, rows, cols, full_rows, grad_scale, stats);
     apply<P, G>(static_cast<typename P::Storage*>(param), m, stats, full_numel, lr, weight_decay);
   });
 }
