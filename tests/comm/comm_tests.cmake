@@ -1,15 +1,8 @@
 # Collectives under mpiexec on 1, 2 and 4 ranks (MpiCommunicator, splits, timeouts,
 # failure notices), and a job whose rank fails mid-collective: it must end promptly, with
 # rank 0 naming the failed rank. Uses LLMFT_MPI_FLAGS from tests/CMakeLists.txt.
-add_executable(comm_mpi_tests ${CMAKE_CURRENT_LIST_DIR}/comm_mpi_tests.cpp
-               ${CMAKE_CURRENT_SOURCE_DIR}/support/mpi_doctest_main.cpp)
-target_link_libraries(comm_mpi_tests PRIVATE llmft_comm doctest::doctest)
-foreach(ranks 1 2 4)
-  add_test(NAME comm_np${ranks}
-    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${LLMFT_MPI_FLAGS}
-            $<TARGET_FILE:comm_mpi_tests>)
-  set_tests_properties(comm_np${ranks} PROPERTIES TIMEOUT 180)
-endforeach()
+llmft_mpi_tests(comm SOURCE ${CMAKE_CURRENT_LIST_DIR}/comm_mpi_tests.cpp
+  LIBRARY llmft_comm RANKS 1 2 4 TIMEOUT 180)
 
 # The program's communication timeout is 600 s, the test's 60 s: only the failure notice
 # can end rank 0's wait in time.
