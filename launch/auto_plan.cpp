@@ -7,10 +7,10 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "launch/plan_options.h"
-#include "plan/device_benchmark.h"
-#include "plan/plan_json.h"
-#include "plan/plan_table.h"
-#include "plan/planner.h"
+#include "parallel/planner/device_benchmark.h"
+#include "launch/plan_json.h"
+#include "parallel/planner/plan_table.h"
+#include "parallel/planner/planner.h"
 
 namespace llmft {
 

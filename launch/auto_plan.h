@@ -10,7 +10,7 @@
 #include "core/model_config.h"
 #include "launch/train_options.h"
 #include "optim/optimizer.h"
-#include "plan/layout.h"
+#include "parallel/planner/layout.h"
 
 namespace llmft {
 

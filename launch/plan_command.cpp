@@ -5,8 +5,8 @@
 
 #include "launch/commands.h"
 #include "launch/plan_options.h"
-#include "plan/plan_json.h"
-#include "plan/plan_table.h"
+#include "launch/plan_json.h"
+#include "parallel/planner/plan_table.h"
 
 namespace llmft {
 

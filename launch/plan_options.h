@@ -5,7 +5,7 @@
 #include <string>
 
 #include "launch/command_line.h"
-#include "plan/planner.h"
+#include "parallel/planner/planner.h"
 
 namespace llmft {
 

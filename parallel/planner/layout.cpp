@@ -1,4 +1,4 @@
-#include "plan/layout.h"
+#include "parallel/planner/layout.h"
 
 #include <sstream>
 

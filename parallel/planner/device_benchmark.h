@@ -10,7 +10,7 @@
 #include "comm/communicator.h"
 #include "core/allocator.h"
 #include "core/backend.h"
-#include "plan/calibration.h"
+#include "parallel/planner/calibration.h"
 
 namespace llmft {
 

@@ -1,4 +1,4 @@
-#include "plan/device_benchmark.h"
+#include "parallel/planner/device_benchmark.h"
 
 #include <algorithm>
 #include <chrono>

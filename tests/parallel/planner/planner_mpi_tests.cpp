@@ -13,7 +13,7 @@
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
-#include "plan/planner.h"
+#include "parallel/planner/planner.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
 

@@ -1,10 +1,10 @@
-#include "plan/step_time.h"
+#include "parallel/planner/step_time.h"
 
 #include <algorithm>
 
 #include "parallel/flops.h"
 #include "parallel/shard.h"
-#include "plan/step_collectives.h"
+#include "parallel/planner/step_collectives.h"
 
 namespace llmft {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "plan/rank_memory.h"
+#include "parallel/planner/rank_memory.h"
 
 using namespace llmft;
 

@@ -1,4 +1,4 @@
-#include "plan/planner.h"
+#include "parallel/planner/planner.h"
 
 #include <algorithm>
 #include <sstream>

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "comm/communicator.h"
-#include "plan/device.h"
+#include "parallel/planner/device.h"
 
 namespace llmft {
 

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "parallel/flops.h"
-#include "plan/step_collectives.h"
-#include "plan/step_time.h"
+#include "parallel/planner/step_collectives.h"
+#include "parallel/planner/step_time.h"
 
 using namespace llmft;
 

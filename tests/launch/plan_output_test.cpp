@@ -1,8 +1,8 @@
 // The planner's output: the JSON contract that scripts rely on, and the table for people.
 #include <doctest/doctest.h>
 
-#include "plan/plan_json.h"
-#include "plan/plan_table.h"
+#include "launch/plan_json.h"
+#include "parallel/planner/plan_table.h"
 
 using namespace llmft;
 using io::Json;

@@ -1,4 +1,4 @@
-#include "plan/plan_table.h"
+#include "parallel/planner/plan_table.h"
 
 #include <cstdio>
 #include <sstream>

@@ -16,7 +16,7 @@
 #pragma once
 
 #include "io/json.h"
-#include "plan/planner.h"
+#include "parallel/planner/planner.h"
 
 namespace llmft {
 

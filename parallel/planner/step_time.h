@@ -14,8 +14,8 @@
 // to the length of that compute.
 #pragma once
 
-#include "plan/device.h"
-#include "plan/layout.h"
+#include "parallel/planner/device.h"
+#include "parallel/planner/layout.h"
 
 namespace llmft {
 

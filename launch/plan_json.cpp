@@ -1,6 +1,6 @@
-#include "plan/plan_json.h"
+#include "launch/plan_json.h"
 
-#include "plan/calibration.h"
+#include "launch/calibration_cache.h"
 
 namespace llmft {
 

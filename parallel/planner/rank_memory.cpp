@@ -1,4 +1,4 @@
-#include "plan/rank_memory.h"
+#include "parallel/planner/rank_memory.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "plan/device.h"
+#include "parallel/planner/device.h"
 
 #include <unistd.h>
 

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "core/memory_category.h"
-#include "plan/device.h"
-#include "plan/layout.h"
+#include "parallel/planner/device.h"
+#include "parallel/planner/layout.h"
 
 namespace llmft {
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "plan/device.h"
-#include "plan/layout.h"
-#include "plan/rank_memory.h"
-#include "plan/step_time.h"
+#include "parallel/planner/device.h"
+#include "parallel/planner/layout.h"
+#include "parallel/planner/rank_memory.h"
+#include "parallel/planner/step_time.h"
 
 namespace llmft {
 

@@ -1,7 +1,6 @@
-// Calibration: what a job measured on its devices before training — the rate a large
-// GEMM achieves and the bandwidth and latency of collectives inside a node and across
-// nodes — and the cache file that keeps it, keyed by host and world size, so later jobs
-// on the same machines skip the benchmarks (`--no-calibrate` uses the presets alone).
+// The calibration cache: what a job measured on its devices (parallel/planner/
+// calibration.h), kept in a file keyed by host and world size so that later jobs on the
+// same machines skip the benchmarks (`--no-calibrate` uses the presets alone).
 //
 // The cache is a small JSON file:
 //   {"version": 1,
@@ -18,15 +17,9 @@
 #include <string>
 
 #include "io/json.h"
-#include "plan/device.h"
+#include "parallel/planner/calibration.h"
 
 namespace llmft {
-
-struct Calibration {
-  std::string device;     // the preset the measurements refine
-  double gemm_flops = 0;  // achieved by a large 16-bit GEMM (f32 on CPU)
-  Link intra_node, inter_node;
-};
 
 // A link as {"bandwidth": bytes/s, "latency_s": seconds}, in the cache and in plan JSON.
 io::Json link_json(const Link& link);
@@ -46,10 +39,5 @@ std::optional<Calibration> read_calibration(const std::string& path, const std::
 // atomically (creating its directory).
 void write_calibration(const std::string& path, const std::string& key,
                        const Calibration& calibration);
-
-// The preset with the measured figures in place of the published ones: peak_flops
-// becomes the GEMM rate (achieved_fraction then is the share of it a whole step
-// achieves), and each measured link replaces the preset's bandwidth and latency.
-DeviceDescription calibrated(DeviceDescription preset, const Calibration& calibration);
 
 }  // namespace llmft

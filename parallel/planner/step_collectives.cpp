@@ -1,4 +1,4 @@
-#include "plan/step_collectives.h"
+#include "parallel/planner/step_collectives.h"
 
 #include "parallel/shard.h"
 

@@ -1,4 +1,4 @@
-#include "plan/collective_cost.h"
+#include "parallel/planner/collective_cost.h"
 
 namespace llmft {
 

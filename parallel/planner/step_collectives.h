@@ -19,8 +19,8 @@
 
 #include <vector>
 
-#include "plan/collective_cost.h"
-#include "plan/layout.h"
+#include "parallel/planner/collective_cost.h"
+#include "parallel/planner/layout.h"
 
 namespace llmft {
 

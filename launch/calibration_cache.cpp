@@ -1,4 +1,4 @@
-#include "plan/calibration.h"
+#include "launch/calibration_cache.h"
 
 #include <unistd.h>
 
@@ -110,13 +110,6 @@ void write_calibration(const std::string& path, const std::string& key, const Ca
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (!dir.empty()) io::ensure_directory(dir.string(), "calibration cache");
   io::write_file_atomically(path, cache.dump() + "\n");
-}
-
-DeviceDescription calibrated(DeviceDescription preset, const Calibration& c) {
-  if (c.gemm_flops > 0) preset.peak_flops = c.gemm_flops;
-  if (c.intra_node.bandwidth > 0) preset.intra_node = c.intra_node;
-  if (c.inter_node.bandwidth > 0) preset.inter_node = c.inter_node;
-  return preset;
 }
 
 }  // namespace llmft

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "plan/planner.h"
+#include "parallel/planner/planner.h"
 
 namespace llmft {
 

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "core/error.h"
-#include "plan/calibration.h"
+#include "launch/calibration_cache.h"
 
 #include "tests/support/temp_dir.h"
 

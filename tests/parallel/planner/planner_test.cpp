@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "core/error.h"
-#include "plan/planner.h"
+#include "parallel/planner/planner.h"
 
 using namespace llmft;
 

@@ -1,0 +1,12 @@
+#include "parallel/planner/calibration.h"
+
+namespace llmft {
+
+DeviceDescription calibrated(DeviceDescription preset, const Calibration& c) {
+  if (c.gemm_flops > 0) preset.peak_flops = c.gemm_flops;
+  if (c.intra_node.bandwidth > 0) preset.intra_node = c.intra_node;
+  if (c.inter_node.bandwidth > 0) preset.inter_node = c.inter_node;
+  return preset;
+}
+
+}  // namespace llmft
