@@ -6,9 +6,10 @@
 #include "core/byte_size.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "launch/calibration_cache.h"
+#include "launch/plan_json.h"
 #include "launch/plan_options.h"
 #include "parallel/planner/device_benchmark.h"
-#include "launch/plan_json.h"
 #include "parallel/planner/plan_table.h"
 #include "parallel/planner/planner.h"
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "launch/commands.h"
-#include "launch/plan_options.h"
 #include "launch/plan_json.h"
+#include "launch/plan_options.h"
 #include "parallel/planner/plan_table.h"
 
 namespace llmft {

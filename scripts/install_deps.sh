@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what llmft needs on a Debian machine, skipping what is already there:
 # compilers and CMake, Open MPI, OpenBLAS (OpenMP build), HDF5, Boost.Program_options,
-# doctest. With --python, also the Python environment the oracle tests and benchmarks
-# use (torch, transformers, safetensors, tokenizers, h5py), kept outside the clone in
-# LLMFT_VENV (default ~/.cache/llmft/venv) so repeated runs reuse it.
+# doctest, gnuplot (examples/ablate.sh's chart). With --python, also the Python
+# environment the oracle tests and benchmarks use (torch, transformers, safetensors,
+# tokenizers, h5py), kept outside the clone in LLMFT_VENV (default ~/.cache/llmft/venv)
+# so repeated runs reuse it.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-openmp-dev
-          libhdf5-dev libboost-program-options-dev doctest-dev python3 python3-venv)
+          libhdf5-dev libboost-program-options-dev doctest-dev python3 python3-venv gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,8 +11,8 @@
 namespace llmft {
 
 struct Calibration {
-  std::string device;     // the preset the measurements refine
-  double gemm_flops = 0;  // achieved by a large 16-bit GEMM (f32 on CPU)
+  std::string device;           // the preset the measurements refine
+  double gemm_flops = 0;        // achieved by a large 16-bit GEMM (f32 on CPU)
   Link intra_node, inter_node;  // a bandwidth of 0: not measured (e.g. one node)
 };
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "parallel/flops.h"
-#include "parallel/shard.h"
 #include "parallel/planner/step_collectives.h"
+#include "parallel/shard.h"
 
 namespace llmft {
 
