@@ -40,37 +40,38 @@ DeviceDescription base_device(const TrainOptions& o, int ranks_per_node) {
 
 // Rank 0's cached calibration, or a fresh measurement, identical on every rank.
 Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
-                      const std::string& device_name, int world_size) {
+                      const std::string& device_name, int world_size, int threads) {
   Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
   const std::string path = default_calibration_path();
-  // Rank 0 reads the cache and broadcasts what it found: found, GEMM rate, 2 links.
+  // Rank 0 reads the cache and broadcasts what it found: found, the GEMM curve, 2 links.
   std::string key;
   std::optional<Calibration> cached;
   if (!world || world->rank() == 0) {
-    key = calibration_key(this_host(), world_size);
+    key = calibration_key(this_host(), world_size, threads);
     cached = read_calibration(path, key);
   }
-  float shared[6] = {};
+  float shared[7] = {};
   if (cached) {
     const Calibration& c = *cached;
-    const float found[6] = {1.0f,
+    const float found[7] = {1.0f,
                             static_cast<float>(c.gemm_flops),
+                            static_cast<float>(c.gemm_half_rate_rows),
                             static_cast<float>(c.intra_node.bandwidth),
                             static_cast<float>(c.intra_node.latency_s),
                             static_cast<float>(c.inter_node.bandwidth),
                             static_cast<float>(c.inter_node.latency_s)};
-    std::copy(found, found + 6, shared);
+    std::copy(found, found + 7, shared);
   }
   if (world) {
     Buffer buf = allocator.allocate(sizeof(shared), MemoryCategory::comm_buffers, "calibration");
-    Tensor t = buf.as(DType::f32, {6});
+    Tensor t = buf.as(DType::f32, {7});
     backend.copy_to_device(t, shared);
     world->broadcast(t, 0)->wait();
     backend.copy_to_host(shared, t);
   }
   if (shared[0] == 1.0f) {
-    return Calibration{device_name, shared[1], Link{shared[2], shared[3]},
-                       Link{shared[4], shared[5]}};
+    return Calibration{device_name, shared[1], shared[2], Link{shared[3], shared[4]},
+                       Link{shared[5], shared[6]}};
   }
   const Calibration measured = measure_devices(backend, allocator, world, node, device_name);
   if (!world || world->rank() == 0) write_calibration(path, key, measured);
@@ -88,7 +89,8 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   request.device = base_device(o, node ? node->size() : 1);
   if (!o.no_calibrate) {
     request.device = calibrated(
-        request.device, calibrate(backend, world, node.get(), request.device.name, world_size));
+        request.device,
+        calibrate(backend, world, node.get(), request.device.name, world_size, o.threads));
   }
   request.workload =
       Workload{config, optimizer, parse_dtype(o.dtype), o.seq_len, 0, o.clip_grad > 0};

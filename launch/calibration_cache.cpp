@@ -18,7 +18,7 @@ namespace {
 
 using io::Json;
 
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
 
 Link parse_link(const Json* json) {
   if (!json) return Link{};
@@ -29,6 +29,7 @@ Json entry_json(const Calibration& c) {
   return Json::object({
       {"device", Json::string(c.device)},
       {"gemm_flops", Json::number(c.gemm_flops)},
+      {"gemm_half_rate_rows", Json::number(c.gemm_half_rate_rows)},
       {"intra_node", link_json(c.intra_node)},
       {"inter_node", link_json(c.inter_node)},
   });
@@ -38,23 +39,26 @@ Calibration parse_entry(const Json& json) {
   Calibration c;
   c.device = json.at("device").as_string();
   c.gemm_flops = json.at("gemm_flops").as_number();
+  c.gemm_half_rate_rows = json.at("gemm_half_rate_rows").as_number();
   c.intra_node = parse_link(json.find("intra_node"));
   c.inter_node = parse_link(json.find("inter_node"));
   return c;
 }
 
-// The cache's contents, or an empty cache when the file does not exist.
+Json empty_cache() {
+  return Json::object({{"version", Json::number(kVersion)}, {"entries", Json::object({})}});
+}
+
+// The cache's contents, or an empty cache when the file does not exist or was written by
+// another version (whose measurements are then taken again).
 Json read_cache(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Json::object({{"version", Json::number(kVersion)}, {"entries", Json::object({})}});
-  }
+  if (!in) return empty_cache();
   std::stringstream text;
   text << in.rdbuf();
   try {
     Json cache = Json::parse(text.str());
-    LLMFT_REQUIRE(cache.at("version").as_int() == kVersion,
-                  "version " << cache.at("version").as_int() << ", expected " << kVersion);
+    if (cache.at("version").as_int() != kVersion) return empty_cache();
     cache.at("entries").as_object();  // throws unless the entries are an object
     return cache;
   } catch (const Error& e) {
@@ -70,8 +74,8 @@ Json link_json(const Link& link) {
       {{"bandwidth", Json::number(link.bandwidth)}, {"latency_s", Json::number(link.latency_s)}});
 }
 
-std::string calibration_key(const std::string& host, int world) {
-  return host + "/" + std::to_string(world);
+std::string calibration_key(const std::string& host, int world, int threads) {
+  return host + "/" + std::to_string(world) + "/" + std::to_string(threads);
 }
 
 std::string this_host() {

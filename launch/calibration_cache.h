@@ -3,11 +3,13 @@
 // same machines skip the benchmarks (`--no-calibrate` uses the presets alone).
 //
 // The cache is a small JSON file:
-//   {"version": 1,
-//    "entries": {"HOST/WORLD": {"device": "h100-80g", "gemm_flops": 6.1e14,
+//   {"version": 2,
+//    "entries": {"HOST/WORLD/THREADS": {"device": "h100-80g", "gemm_flops": 6.1e14,
+//                               "gemm_half_rate_rows": 48,
 //                               "intra_node": {"bandwidth": 3.6e11, "latency_s": 1.2e-5},
 //                               "inter_node": {"bandwidth": 4.4e10, "latency_s": 2.5e-5}}}}
 // A link whose bandwidth is 0 (a one-node job has no inter-node link) was not measured.
+// A file of another version is measured again and replaced.
 //
 // Thread-safety: the functions share no state; concurrent writers of one cache file
 // each replace it whole (atomically), so the last one wins.
@@ -24,8 +26,9 @@ namespace llmft {
 // A link as {"bandwidth": bytes/s, "latency_s": seconds}, in the cache and in plan JSON.
 io::Json link_json(const Link& link);
 
-// "HOST/WORLD", the cache's key for a job of `world` ranks launched from `host`.
-std::string calibration_key(const std::string& host, int world);
+// "HOST/WORLD/THREADS", the cache's key for a job of `world` ranks launched from `host`
+// with `threads` per rank (0: the default, every core).
+std::string calibration_key(const std::string& host, int world, int threads);
 // This machine's host name.
 std::string this_host();
 // $LLMFT_CALIBRATION_CACHE, else $XDG_CACHE_HOME/llmft/calibration.json, else

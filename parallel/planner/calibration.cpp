@@ -3,7 +3,10 @@
 namespace llmft {
 
 DeviceDescription calibrated(DeviceDescription preset, const Calibration& c) {
-  if (c.gemm_flops > 0) preset.peak_flops = c.gemm_flops;
+  if (c.gemm_flops > 0) {
+    preset.peak_flops = c.gemm_flops;
+    preset.gemm_half_rate_rows = c.gemm_half_rate_rows;
+  }
   if (c.intra_node.bandwidth > 0) preset.intra_node = c.intra_node;
   if (c.inter_node.bandwidth > 0) preset.inter_node = c.inter_node;
   return preset;

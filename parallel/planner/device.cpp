@@ -15,9 +15,11 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kGB = 1e9;
 
-// Training steps reach 33-55% of the 16-bit peak on GPUs (REFERENCES.md); on CPU we
-// assume the same share of the GEMM rate.
-constexpr double kAchievedFraction = 0.5;
+// Training steps reach 33-55% of the 16-bit peak on GPUs (REFERENCES.md). On CPU a
+// step of gpt2 (124M) reaches 59-72% of the same run's large-GEMM rate
+// (bench/train_step.sh), and calibration measures that rate and the small-GEMM penalty.
+constexpr double kGpuAchievedFraction = 0.5;
+constexpr double kCpuAchievedFraction = 0.7;
 // An NCCL collective's latency per ring step, and the memory the CUDA context, cuBLAS
 // workspace and NCCL communicators take before the first allocation: assumed until a
 // run measures them.
@@ -39,7 +41,7 @@ DeviceDescription gpu(const std::string& name, double memory_gib, double tflops,
   d.name = name;
   d.memory_bytes = static_cast<size_t>(memory_gib * kGiB);
   d.peak_flops = tflops * 1e12;
-  d.achieved_fraction = kAchievedFraction;
+  d.achieved_fraction = kGpuAchievedFraction;
   d.intra_node = Link{intra_gb_s * kGB, kGpuLatency};
   d.inter_node = Link{inter, kGpuLatency};
   d.gpus_per_node = 8;
@@ -62,7 +64,7 @@ DeviceDescription this_cpu() {
   d.memory_bytes =
       static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
   d.peak_flops = kCpuFlopsPerCore * std::max(1u, std::thread::hardware_concurrency());
-  d.achieved_fraction = kAchievedFraction;
+  d.achieved_fraction = kCpuAchievedFraction;
   d.intra_node = Link{kCpuBandwidth, kCpuLatency};
   d.inter_node = d.intra_node;
   d.gpus_per_node = 1;

@@ -3,7 +3,7 @@
 // step achieves, the bandwidth and latency of collectives inside a node and across
 // nodes, and the fixed memory the runtime takes before the first allocation (CUDA
 // context, cuBLAS workspace, NCCL communicators, allocator rounding). Presets hold
-// published figures; a calibration (plan/calibration.h) replaces them with measured ones.
+// published figures; a calibration (calibration.h) replaces them with measured ones.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +23,10 @@ struct DeviceDescription {
   size_t memory_bytes = 0;
   double peak_flops = 0;         // dense 16-bit tensor FLOP/s (f32 GEMM on CPU)
   double achieved_fraction = 0;  // share of peak_flops a whole training step achieves
-  Link intra_node;               // between the devices of one node
-  Link inter_node;               // between nodes
+  // A GEMM with this many rows (or columns) runs at half the rate of a large one.
+  double gemm_half_rate_rows = 32;
+  Link intra_node;  // between the devices of one node
+  Link inter_node;  // between nodes
   int gpus_per_node = 1;
   size_t overhead_bytes = 0;       // fixed runtime memory per device
   bool overhead_measured = false;  // false: overhead_bytes is the preset's assumption

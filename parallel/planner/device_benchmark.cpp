@@ -24,25 +24,42 @@ double group_max(Backend& backend, Allocator& allocator, Communicator* group, do
   return out;
 }
 
-double gemm_flops(Backend& backend, Allocator& allocator, Communicator* world) {
-  constexpr int64_t kSize = 1024, kRepeats = 3;
-  auto take = [&](const char* what) {
-    Buffer b = allocator.allocate(kSize * kSize * sizeof(float), MemoryCategory::workspace, what);
-    backend.fill(b.as(DType::f32, {kSize * kSize}), 0.01f);
+// Seconds of `repeats` (rows x 1024) @ (1024 x 1024)^T GEMMs on the slowest rank.
+double gemm_seconds(Backend& backend, Allocator& allocator, Communicator* world, int64_t rows,
+                    int repeats) {
+  constexpr int64_t kSize = 1024;
+  auto take = [&](int64_t elements, const char* what) {
+    Buffer b = allocator.allocate(elements * sizeof(float), MemoryCategory::workspace, what);
+    backend.fill(b.as(DType::f32, {elements}), 0.01f);
     return b;
   };
-  Buffer a = take("benchmark input"), w = take("benchmark weight"), out = take("benchmark output");
+  Buffer a = take(rows * kSize, "benchmark input"), w = take(kSize * kSize, "benchmark weight");
+  Buffer out = take(rows * kSize, "benchmark output");
   auto gemm = [&] {
-    backend.linear_forward(out.as(DType::f32, {kSize, kSize}), a.as(DType::f32, {kSize, kSize}),
+    backend.linear_forward(out.as(DType::f32, {rows, kSize}), a.as(DType::f32, {rows, kSize}),
                            w.as(DType::f32, {kSize, kSize}), Tensor());
   };
   gemm();  // warm-up
   backend.synchronize();
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < kRepeats; ++i) gemm();
+  for (int i = 0; i < repeats; ++i) gemm();
   backend.synchronize();
-  const double slowest = group_max(backend, allocator, world, seconds_since(start));
-  return 2.0 * kSize * kSize * kSize * kRepeats / slowest;
+  return group_max(backend, allocator, world, seconds_since(start));
+}
+
+// The large-GEMM rate and the row count at which a GEMM runs at half of it, from the
+// rates of 1024-row and 64-row GEMMs under the model rate(r) = peak x r / (r + half).
+void measure_gemm(Backend& backend, Allocator& allocator, Communicator* world, Calibration& c) {
+  constexpr double kLarge = 1024, kSmall = 64;
+  const double flops_per_row = 2.0 * 1024 * 1024;
+  const double large =
+      kLarge * flops_per_row * 3 / gemm_seconds(backend, allocator, world, 1024, 3);
+  const double small =
+      kSmall * flops_per_row * 16 / gemm_seconds(backend, allocator, world, 64, 16);
+  const double q = std::min(small / large, 1.0);
+  c.gemm_half_rate_rows =
+      std::clamp(kSmall * kLarge * (1 - q) / (kLarge * q - kSmall), 0.0, kLarge);
+  c.gemm_flops = large * (kLarge + c.gemm_half_rate_rows) / kLarge;
 }
 
 // A ring all-reduce of n ranks takes 2(n-1) steps of latency plus 2(n-1)/n of the bytes
@@ -76,7 +93,7 @@ Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator
                             Communicator* node, const std::string& device_name) {
   Calibration c;
   c.device = device_name;
-  c.gemm_flops = gemm_flops(backend, allocator, world);
+  measure_gemm(backend, allocator, world, c);
   if (node && node->size() > 1) c.intra_node = measure_link(backend, allocator, *node);
   // Every rank must agree on measuring across nodes, or the all-reduces would not match.
   const bool spans_nodes =

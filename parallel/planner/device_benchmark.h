@@ -2,7 +2,7 @@
 // achieves on its device (the slowest rank's, since ranks sharing a machine compete for
 // it in training too) and the bandwidth and latency of all-reduces within a node and,
 // when the job spans nodes, across them. A few seconds at most; the result is cached
-// (plan/calibration.h) so that later jobs on the same machines skip it.
+// (calibration.h) so that later jobs on the same machines skip it.
 #pragma once
 
 #include <string>

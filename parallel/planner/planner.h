@@ -1,6 +1,6 @@
 // The planner: given a workload, a world of identical devices and the layout choices the
-// user fixed, it predicts every layout's worst-rank memory (plan/rank_memory.h) and step
-// time (plan/step_time.h) and picks the fastest layout that fits.
+// user fixed, it predicts every layout's worst-rank memory (rank_memory.h) and step
+// time (step_time.h) and picks the fastest layout that fits.
 //
 // Layouts searched: every dp x tp factorisation of the world (tp from valid_tp_sizes),
 // ZeRO stages 0-3 (only 0 when dp is 1: there is nothing to shard), every micro-batch

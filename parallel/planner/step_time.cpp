@@ -10,12 +10,10 @@ namespace llmft {
 
 namespace {
 
-// A GEMM this narrow (rows, or columns of a tensor-parallel slice) runs at half the rate
-// of a large one.
-constexpr double kHalfRateSize = 32;
-
-double gemm_efficiency(double rows, double columns) {
-  return rows / (rows + kHalfRateSize) * columns / (columns + kHalfRateSize);
+// The share of the large-GEMM rate that GEMMs of `rows` rows and `columns` output
+// columns (a tensor-parallel slice) reach.
+double gemm_efficiency(double rows, double columns, double half_rate) {
+  return rows / (rows + half_rate) * columns / (columns + half_rate);
 }
 
 // FLOPs of the update per element the optimizer updates.
@@ -49,7 +47,8 @@ struct ComputeSeconds {
 ComputeSeconds compute_seconds(const Workload& w, const Layout& l, const DeviceDescription& d) {
   const double rows = static_cast<double>(l.micro_batch) * w.seq_len;
   const double columns = static_cast<double>(w.model.hidden) / l.tp;
-  const double rate = d.peak_flops * d.achieved_fraction * gemm_efficiency(rows, columns);
+  const double rate =
+      d.peak_flops * d.achieved_fraction * gemm_efficiency(rows, columns, d.gemm_half_rate_rows);
   const double forward_per_token = training_flops_per_token(w.model, w.seq_len) / 3;
   // Checkpointing recomputes the blocks, not the head's vocab x hidden product.
   const double recompute_per_token =

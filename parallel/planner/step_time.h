@@ -4,12 +4,12 @@
 // Compute is the step's FLOPs on one rank (parallel/flops.h's forward + backward, a
 // recomputed forward per backward pass with checkpointing, a fused optimizer's extra
 // backward, the optimizer's elementwise update), divided by tp, over the device's
-// achieved rate: peak_flops x achieved_fraction, lowered for small GEMMs by x / (x + 32)
+// achieved rate: peak_flops x achieved_fraction, lowered for small GEMMs by x / (x + h)
 // for their rows (micro_batch x seq_len) and for their columns (hidden / tp, the
-// tensor-parallel slice). Communication is plan/step_collectives.h's
-// calls, each priced by plan/collective_cost.h over its group's link: a tensor-parallel
-// group stays in a node when tp <= gpus_per_node, a data-parallel group crosses nodes
-// when the world is larger than a node. A collective issued in pieces behind compute
+// tensor-parallel slice), h the device's gemm_half_rate_rows (measured by calibration).
+// Communication is step_collectives.h's calls, each priced by collective_cost.h over its group's
+// link: a tensor-parallel group stays in a node when tp <= gpus_per_node, a data-parallel group
+// crosses nodes when the world is larger than a node. A collective issued in pieces behind compute
 // (DDP's gradient all-reduces, ZeRO-3's prefetched gathers) hides all but one piece, up
 // to the length of that compute.
 #pragma once

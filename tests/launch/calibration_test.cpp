@@ -12,30 +12,32 @@ using namespace llmft;
 TEST_CASE("calibration cache: write, read back, keep other entries") {
   testing::TempDir dir;
   const std::string path = dir.file("cache/calibration.json");  // the directory is created
-  CHECK(calibration_key("node07", 16) == "node07/16");
-  CHECK_FALSE(read_calibration(path, "node07/16").has_value());
+  CHECK(calibration_key("node07", 16, 4) == "node07/16/4");
+  CHECK_FALSE(read_calibration(path, "node07/16/0").has_value());
 
-  Calibration one_node{"h100-80g", 6.1e14, Link{3.6e11, 1.2e-5}, Link{}};
-  Calibration two_nodes{"h100-80g", 6.0e14, Link{3.5e11, 1.3e-5}, Link{4.4e10, 2.5e-5}};
-  write_calibration(path, calibration_key("node07", 8), one_node);
-  write_calibration(path, calibration_key("node07", 16), two_nodes);
-  const std::optional<Calibration> a = read_calibration(path, "node07/8");
-  const std::optional<Calibration> b = read_calibration(path, "node07/16");
+  Calibration one_node{"h100-80g", 6.1e14, 48, Link{3.6e11, 1.2e-5}, Link{}};
+  Calibration two_nodes{"h100-80g", 6.0e14, 48, Link{3.5e11, 1.3e-5}, Link{4.4e10, 2.5e-5}};
+  write_calibration(path, calibration_key("node07", 8, 0), one_node);
+  write_calibration(path, calibration_key("node07", 16, 0), two_nodes);
+  const std::optional<Calibration> a = read_calibration(path, "node07/8/0");
+  const std::optional<Calibration> b = read_calibration(path, "node07/16/0");
   REQUIRE(a.has_value());
   REQUIRE(b.has_value());
   CHECK(a->device == "h100-80g");
   CHECK(a->gemm_flops == 6.1e14);
+  CHECK(a->gemm_half_rate_rows == 48);
   CHECK(a->intra_node.bandwidth == 3.6e11);
   CHECK(a->inter_node.bandwidth == 0);
   CHECK(b->inter_node.latency_s == 2.5e-5);
-  CHECK_FALSE(read_calibration(path, "node08/8").has_value());
+  CHECK_FALSE(read_calibration(path, "node08/8/0").has_value());
 }
 
 TEST_CASE("calibration replaces the preset's figures with the measured ones") {
   const DeviceDescription preset = device_preset("a100-80g");
-  const Calibration c{"a100-80g", 2.5e14, Link{2.0e11, 2e-5}, Link{}};
+  const Calibration c{"a100-80g", 2.5e14, 96, Link{2.0e11, 2e-5}, Link{}};
   const DeviceDescription d = calibrated(preset, c);
   CHECK(d.peak_flops == 2.5e14);
+  CHECK(d.gemm_half_rate_rows == 96);
   CHECK(d.achieved_fraction == preset.achieved_fraction);
   CHECK(d.intra_node.bandwidth == 2.0e11);
   CHECK(d.intra_node.latency_s == 2e-5);
@@ -43,12 +45,15 @@ TEST_CASE("calibration replaces the preset's figures with the measured ones") {
   CHECK(d.memory_bytes == preset.memory_bytes);
 }
 
-TEST_CASE("a damaged calibration cache is an error naming the file") {
+TEST_CASE(
+    "a damaged calibration cache is an error naming the file; another version is remeasured") {
   testing::TempDir dir;
-  const std::string path = dir.write("calibration.json", "{\"version\": 7, \"entries\": {}}");
-  CHECK_THROWS_WITH_AS(read_calibration(path, "x/1"),
-                       doctest::Contains(("calibration cache " + path + ": version 7").c_str()),
-                       Error);
+  const std::string path =
+      dir.write("calibration.json", "{\"version\": 1, \"entries\": {\"x/1/0\": {}}}");
+  CHECK_FALSE(read_calibration(path, "x/1/0").has_value());
+  dir.write("calibration.json", "{\"entries\": {}}");
+  CHECK_THROWS_WITH_AS(read_calibration(path, "x/1/0"),
+                       doctest::Contains(("calibration cache " + path).c_str()), Error);
   dir.write("calibration.json", "not json");
   CHECK_THROWS_WITH_AS(read_calibration(path, "x/1"),
                        doctest::Contains("delete the file to measure again"), Error);
