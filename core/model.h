@@ -29,9 +29,13 @@
 namespace llmft {
 
 struct ModelOptions {
-  bool activation_checkpointing = false;
-  TpSlice tp;                       // this rank's tensor-parallel slice (TpSlice{}: all)
-  ReduceGroup* tp_group = nullptr;  // its tensor-parallel group when tp.size > 1
+  explicit ModelOptions(bool checkpointing = false, TpSlice slice = {},
+                        ReduceGroup* group = nullptr)
+      : activation_checkpointing(checkpointing), tp(slice), tp_group(group) {}
+
+  bool activation_checkpointing;
+  TpSlice tp;             // this rank's tensor-parallel slice (TpSlice{}: all)
+  ReduceGroup* tp_group;  // its tensor-parallel group when tp.size > 1
 };
 
 // Flat per-unit tensors, indexed by unit. Entries may be undefined while not needed.

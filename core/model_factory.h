@@ -17,6 +17,6 @@ std::unique_ptr<Family> make_family(ModelFamily family);
 std::vector<UnitLayout> unit_layouts(const ModelConfig& config, TpSlice tp = {});
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend, Allocator& allocator,
-                                  const ModelOptions& options = {});
+                                  const ModelOptions& options = ModelOptions());
 
 }  // namespace llmft

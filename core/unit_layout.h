@@ -20,9 +20,9 @@ namespace llmft {
 enum class TpSplit { replicated, rows, columns };
 
 struct ParamInfo {
-  std::string name;  // Hugging Face name, e.g. "transformer.h.3.attn.c_attn.weight"
-  Shape shape;       // this rank's part, in llmft's layout (linear weights (out, in))
-  Shape full_shape;  // the whole parameter (equal to shape without TP)
+  std::string name;       // Hugging Face name, e.g. "transformer.h.3.attn.c_attn.weight"
+  Shape shape;            // this rank's part, in llmft's layout (linear weights (out, in))
+  Shape full_shape = {};  // the whole parameter (equal to shape without TP)
   TpSplit tp_split = TpSplit::replicated;
   int tp_sections = 1;         // rows: dim 0 is this many stacked parts, each split (q|k|v)
   int64_t offset = 0;          // elements from the start of the unit

@@ -208,10 +208,15 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                       flops_per_token,
                       allocator.total_peak(),
                       worst_rank_peak(world.get(), *backend, allocator),
+                      {},
                       {}};
     if (data_parallel) {
       record.comm = data_parallel->counters();
       data_parallel->reset_counters();
+    }
+    if (tensor_parallel) {
+      record.tp_comm = tensor_parallel->counters();
+      tensor_parallel->reset_counters();
     }
     std::optional<double> val_loss;
     if (!val_batches.empty() &&

@@ -9,6 +9,20 @@ namespace llmft {
 
 namespace {
 
+// {"all_reduce": {"calls": .., "bytes": ..}, ...} for the collectives that ran.
+io::Json counters_json(const CommCounters& counters) {
+  io::Json json = io::Json::object({});
+  for (int k = 0; k < kCollectiveCount; ++k) {
+    const CollectiveCounter& counter = counters[k];
+    if (counter.calls == 0) continue;
+    io::Json entry = io::Json::object({});
+    entry.set("calls", io::Json::number(static_cast<double>(counter.calls)));
+    entry.set("bytes", io::Json::number(static_cast<double>(counter.bytes)));
+    json.set(collective_name(static_cast<Collective>(k)), entry);
+  }
+  return json;
+}
+
 double tokens_of(const StepRecord& r) {
   return static_cast<double>(r.stats.target_tokens);
 }
@@ -91,16 +105,9 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   j.set("predicted_peak_memory_bytes",
         io::Json::number(static_cast<double>(predicted_.peak_total)));
   if (val_loss) j.set("val_loss", io::Json::number(*val_loss));
-  io::Json comm = io::Json::object({});
-  for (int k = 0; k < kCollectiveCount; ++k) {
-    const CollectiveCounter& counter = r.comm[k];
-    if (counter.calls == 0) continue;
-    io::Json entry = io::Json::object({});
-    entry.set("calls", io::Json::number(static_cast<double>(counter.calls)));
-    entry.set("bytes", io::Json::number(static_cast<double>(counter.bytes)));
-    comm.set(collective_name(static_cast<Collective>(k)), entry);
-  }
+  const io::Json comm = counters_json(r.comm), tp_comm = counters_json(r.tp_comm);
   if (!comm.as_object().empty()) j.set("comm", comm);
+  if (!tp_comm.as_object().empty()) j.set("tp_comm", tp_comm);
   return j;
 }
 

@@ -24,7 +24,8 @@ struct StepRecord {
   double flops_per_token;
   size_t measured_peak;  // this rank's (rank 0's) allocator peak so far
   RankPeak worst_rank;   // the largest peak of any rank so far
-  CommCounters comm;     // this rank's collectives during the step (data parallelism)
+  CommCounters comm;     // this rank's data-parallel collectives during the step
+  CommCounters tp_comm;  // and its tensor-parallel ones
 };
 
 class TrainReport {

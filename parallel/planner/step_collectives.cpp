@@ -23,7 +23,9 @@ void add_tensor_parallel(const Workload& w, const Layout& l, std::vector<Collect
   calls.push_back({"head input-gradient all-reduce", all_reduce, tp, activation, 1,
                    backwards * l.grad_accum, none});
   calls.push_back(
-      {"cross-entropy reductions", all_reduce, tp, tokens * kF32, 1, 3 * l.grad_accum, none});
+      {"cross-entropy row maxima", all_reduce, tp, tokens * kF32, 1, l.grad_accum, none});
+  calls.push_back({"cross-entropy exp-sums and target logits", all_reduce, tp, 2 * tokens * kF32, 1,
+                   l.grad_accum, none});
 }
 
 void add_data_parallel(const Workload& w, const Layout& l, std::vector<CollectiveCall>& calls) {

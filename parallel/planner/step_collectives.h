@@ -7,7 +7,8 @@
 // activations, again for every recomputed forward (checkpointing) and every extra
 // backward (a fused optimizer's norm pass); the vocab-parallel embedding's forward
 // all-reduce, the head's input-gradient all-reduce, and the vocab-parallel
-// cross-entropy's 3 small reductions (max, sum of exps, target logit). None overlaps.
+// cross-entropy's 2 small reductions (row maxima; exp-sums with target logits). None
+// overlaps. (The Engine's scalar sums, a few bytes, are left out.)
 //
 // Data parallelism, per unit: DDP all-reduces stored gradients once per step behind the
 // last micro-batch's backward; ZeRO-1 reduce-scatters them after backward; ZeRO-2/3

@@ -2,7 +2,8 @@
 // single-rank twin (outputs and every gradient), the vocabulary-parallel embedding, head
 // and cross-entropy with a padded vocabulary, whole-model training against one rank for
 // tp = world and dp x tp meshes with ZeRO 0 and 3 (AdamW, LOMO and AdaLomo, whose
-// statistics are summed over the slices), and the memory model on every rank.
+// statistics are summed over the slices), the memory model on every rank, and the
+// tensor-parallel traffic of a step against the time model's list of collectives.
 // Checks are CHECKs so that every rank enters every collective.
 #include <doctest/doctest.h>
 #include <mpi.h>
@@ -17,6 +18,7 @@
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
+#include "parallel/planner/step_collectives.h"
 #include "parallel/tp_gather.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
@@ -243,6 +245,44 @@ TEST_CASE("the memory model holds on every rank of a dp x tp mesh") {
         const double measured = static_cast<double>(t.alloc.total_peak());
         CHECK(std::fabs(static_cast<double>(p.peak_total) - measured) <= 0.01 * measured);
       }
+    }
+  }
+}
+
+TEST_CASE("tensor-parallel traffic per step is what the time model prices") {
+  MpiCommunicator world(MPI_COMM_WORLD, 60);
+  const int n = world.size(), B = 2, T = 16;
+  const ModelConfig c = tp_config(ModelFamily::llama);
+  for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
+    for (bool checkpointing : {false, true}) {
+      CAPTURE(std::string(optimizer_kind_name(kind)));
+      CAPTURE(checkpointing);
+      Mesh mesh(world, MeshShape{1, n});
+      EngineOptions o = options(kind);  // clipping: LOMO runs a norm pass
+      o.tensor_parallel = &mesh.tensor_parallel();
+      testing::TestTrainer t(c, o, checkpointing, 1, TpSlice{mesh.tp_rank(), n}, o.tensor_parallel);
+      const int accum = is_fused(kind) ? 1 : 2;
+      std::mt19937_64 rng(4);
+      std::vector<std::vector<int32_t>> tokens;
+      std::vector<MicroBatch> batches;
+      for (int m = 0; m < accum; ++m) tokens.push_back(random_tokens(B * T, c.vocab_size, rng));
+      for (const auto& tk : tokens) batches.push_back(MicroBatch{B, T, tk.data(), tk.data()});
+      mesh.tensor_parallel().reset_counters();
+      t.engine->train_step(batches, 1);
+      const CollectiveCounter counted =
+          mesh.tensor_parallel().counters()[static_cast<int>(Collective::all_reduce)];
+      double expected_bytes = 0;
+      int64_t expected_calls = 0;
+      const Workload w{c, o.optimizer, DType::f32, T, B * accum, true};
+      for (const CollectiveCall& call :
+           step_collectives(w, Layout{1, n, 0, B, accum, checkpointing})) {
+        expected_bytes += call.bytes * call.count;
+        expected_calls += static_cast<int64_t>(call.pieces) * call.count;
+      }
+      // Besides: the gradient norm's 4-byte sums, one per backward pass.
+      const int norm_sums = backward_passes(w);
+      CHECK(counted.calls == expected_calls + norm_sums);
+      CHECK(static_cast<double>(counted.bytes) == expected_bytes + 4.0 * norm_sums);
     }
   }
 }
