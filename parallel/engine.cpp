@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "comm/host_reduce.h"
 #include "core/error.h"
 #include "core/host_convert.h"
 #include "core/param_init.h"
@@ -157,13 +158,8 @@ double Engine::sum_over_ranks(double value) {
 
 double Engine::sum_over(Communicator* group, double value) {
   if (!group) return value;
-  Tensor scalar = scalars_.as(DType::f32, {2}).view(1, {1});
-  const float host = static_cast<float>(value);
-  be_.copy_to_device(scalar, &host);
-  group->all_reduce(scalar, ReduceOp::sum)->wait();
-  float summed = 0.0f;
-  be_.copy_to_host(&summed, scalar);
-  return summed;
+  return reduce_host_value(*group, be_, scalars_.as(DType::f32, {2}).view(1, {1}), value,
+                           ReduceOp::sum);
 }
 
 TpSlice Engine::tp_slice() const {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "comm/host_reduce.h"
+
 namespace llmft {
 
 namespace {
@@ -15,13 +17,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 double group_max(Backend& backend, Allocator& allocator, Communicator* group, double value) {
   if (!group) return value;
   Buffer buf = allocator.allocate(sizeof(float), MemoryCategory::comm_buffers, "benchmark value");
-  Tensor t = buf.as(DType::f32, {1});
-  const float mine = static_cast<float>(value);
-  backend.copy_to_device(t, &mine);
-  group->all_reduce(t, ReduceOp::max)->wait();
-  float out = 0.0f;
-  backend.copy_to_host(&out, t);
-  return out;
+  return reduce_host_value(*group, backend, buf.as(DType::f32, {1}), value, ReduceOp::max);
 }
 
 // Seconds of `repeats` (rows x 1024) @ (1024 x 1024)^T GEMMs on the slowest rank.

@@ -25,14 +25,12 @@
 
 using namespace llmft;
 using testing::random_tokens;
-using testing::test_config;
 
 namespace {
 
 // Heads, kv heads and MLP width divide 1, 2 and 4; the vocabulary (61) is padded.
 ModelConfig tp_config(ModelFamily family) {
-  const bool gpt2 = family == ModelFamily::gpt2;
-  return test_config(family, {61, 16, 32, 2, 8, gpt2 ? 8 : 4, 48}, gpt2);
+  return testing::family_config(family, {61, 16, 32, 2, 8, 0, 48});
 }
 
 std::vector<float> random_vector(size_t n, std::mt19937_64& rng) {

@@ -19,13 +19,11 @@
 
 using namespace llmft;
 using testing::random_tokens;
-using testing::test_config;
 
 namespace {
 
 ModelConfig model(ModelFamily family) {
-  const bool gpt2 = family == ModelFamily::gpt2;
-  return test_config(family, {61, 16, 32, 2, 4, gpt2 ? 4 : 2, 48}, gpt2);
+  return testing::family_config(family, {61, 16, 32, 2, 4, 0, 48});
 }
 
 // One layout's trainer on this rank of the world.
