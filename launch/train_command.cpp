@@ -102,9 +102,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
         auto_plan(o, values, config, engine_options.optimizer, *backend, world.get(), mpi.size());
     if (o.plan_only) return 0;
     apply_layout(o, chosen);
-  } else {
-    apply_global_batch(o, values, mpi.size() / std::max(o.tp, 1));
   }
+  // The ranks form a dp x tp mesh (tensor-parallel ranks adjacent).
+  const MeshShape shape = mesh_shape(mpi.size(), o.tp, config);
+  LLMFT_REQUIRE(o.dp == 0 || o.dp == shape.dp,
+                "--dp " << o.dp << " with " << mpi.size() << " ranks and --tp " << shape.tp
+                        << ": --dp must be " << shape.dp << " (ranks / --tp), or 0");
+  if (!o.auto_plan) apply_global_batch(o, values, shape.dp);
 
   io::TokenFile train_file(o.data);
   check_vocab(train_file, config, "--data");
@@ -120,14 +124,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   }
 
   const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
-  // The ranks form a dp x tp mesh (tensor-parallel ranks adjacent).
-  const MeshShape shape = mesh_shape(mpi.size(), o.tp, config);
-  LLMFT_REQUIRE(o.dp == 0 || o.dp == shape.dp,
-                "--dp " << o.dp << " with " << mpi.size() << " ranks and --tp " << shape.tp
-                        << ": --dp must be " << shape.dp << " (ranks / --tp), or 0");
   // Every rank checks the worst rank's prediction, so they all refuse (or start) together.
-  const Workload workload{config, engine_options.optimizer, engine_options.dtype, o.seq_len,
-                          0,      o.clip_grad > 0};
+  const Workload workload{config,
+                          engine_options.optimizer,
+                          engine_options.dtype,
+                          o.seq_len,
+                          o.micro_batch * o.grad_accum * shape.dp,
+                          o.clip_grad > 0};
   const Layout layout{shape.dp,      shape.tp,     o.zero,
                       o.micro_batch, o.grad_accum, o.activation_checkpointing};
   MemoryPrediction predicted;

@@ -8,8 +8,12 @@ Tensor BlockContext::take(Buffer& buffer, Shape shape, MemoryCategory category,
   return buffer.as(DType::f32, std::move(shape));
 }
 
-std::unique_ptr<CommRequest> BlockContext::start_tp_sum(Tensor t, ReduceOp op) const {
+std::unique_ptr<CommRequest> BlockContext::start_tp_reduce(Tensor t, ReduceOp op) const {
   return tp_group ? tp_group->all_reduce(t, op) : nullptr;
+}
+
+void BlockContext::tp_reduce(Tensor t, ReduceOp op) const {
+  if (auto request = start_tp_reduce(t, op)) request->wait();
 }
 
 Tensor BlockContext::attention_input(Tensor qkv) const {

@@ -41,8 +41,10 @@ struct BlockContext {
   int64_t qkv_width() const {
     return static_cast<int64_t>(heads() + 2 * kv_heads()) * config.head_dim();
   }
-  // Starts summing t in place over the tensor-parallel group (null when there is none).
-  std::unique_ptr<CommRequest> start_tp_sum(Tensor t, ReduceOp op = ReduceOp::sum) const;
+  // Starts reducing t in place over the tensor-parallel group (null when there is none).
+  std::unique_ptr<CommRequest> start_tp_reduce(Tensor t, ReduceOp op = ReduceOp::sum) const;
+  // The same, waiting for it.
+  void tp_reduce(Tensor t, ReduceOp op = ReduceOp::sum) const;
 
   // Takes an f32 buffer of `shape` and returns its tensor view.
   Tensor take(Buffer& buffer, Shape shape, MemoryCategory category, const std::string& what) const;

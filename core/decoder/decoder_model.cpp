@@ -146,7 +146,7 @@ void DecoderModel::embedding_forward(const UnitTensors& units) {
   be_.embedding_forward(
       out, tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), u.slice(units.params[0], 0),
       positions_here ? u.slice(units.params[0], 1) : Tensor(), position_, vocab_start_);
-  if (auto sum = context().start_tp_sum(out)) sum->wait();
+  context().tp_reduce(out);
 }
 
 void DecoderModel::embedding_backward(const UnitTensors& units, bool keep_activations) {
@@ -176,9 +176,9 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   Tensor stats = ctx.take(stats_buf, {3, N}, MemoryCategory::workspace, "cross-entropy statistics");
   Tensor targets = targets_.as(DType::i32, {N});
   be_.cross_entropy_max(stats, logits, valid_vocab_rows());
-  if (auto max = ctx.start_tp_sum(stats.view(0, {N}), ReduceOp::max)) max->wait();
+  ctx.tp_reduce(stats.view(0, {N}), ReduceOp::max);
   be_.cross_entropy_sums(stats, logits, targets, vocab_start_, valid_vocab_rows());
-  if (auto sum = ctx.start_tp_sum(stats.view(N, {2 * N}))) sum->wait();
+  ctx.tp_reduce(stats.view(N, {2 * N}));
   be_.cross_entropy_finish(logits, loss_sum_.as(DType::f32, {1}), stats, targets, vocab_start_,
                            loss_scale_);
 }
