@@ -5,6 +5,7 @@
 #include "comm/mpi_reduce_ops.h"
 #include "comm/mpi_request.h"
 #include "comm/mpi_runtime.h"
+#include "comm/ordered_sum.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -34,13 +35,17 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, double timeout_seconds) : comm_(
   set_timeout_seconds(timeout_seconds);
   LLMFT_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   LLMFT_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  LLMFT_MPI_CHECK(MPI_Comm_dup(comm_, &gather_comm_));
+  sums_ = std::make_unique<OrderedSums>(comm_, gather_comm_);
 }
 
 MpiCommunicator::~MpiCommunicator() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   // A destructor cannot throw; a failure to free changes nothing for the caller.
-  if (comm_ != MPI_COMM_WORLD && !finalized) MPI_Comm_free(&comm_);
+  if (finalized) return;
+  MPI_Comm_free(&gather_comm_);
+  if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
 }
 
 void MpiCommunicator::set_timeout_seconds(double seconds) {
@@ -50,21 +55,24 @@ void MpiCommunicator::set_timeout_seconds(double seconds) {
 
 std::unique_ptr<CommRequest> MpiCommunicator::all_reduce(Tensor data, ReduceOp op) {
   const char* name = collective_name(Collective::all_reduce);
+  sums_->progress();
+  record_call(Collective::all_reduce, data.bytes());
+  if (op == ReduceOp::sum) {
+    return sums_->start(data, data, true, describe(name), timeout_seconds_);
+  }
   MPI_Request request;
   LLMFT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data.data, mpi_count(data.numel(), name),
-                                 mpi_element_type(data.dtype), mpi_reduce_op(data.dtype, op), comm_,
+                                 mpi_element_type(data.dtype), mpi_max_op(data.dtype), comm_,
                                  &request));
-  return started(Collective::all_reduce, data.bytes(), request);
+  return std::make_unique<MpiRequest>(request, describe(name), timeout_seconds_);
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::reduce_scatter(Tensor send, Tensor recv) {
   const char* name = collective_name(Collective::reduce_scatter);
   require_block_per_rank(name, send, recv, size_);
-  MPI_Request request;
-  LLMFT_MPI_CHECK(MPI_Ireduce_scatter_block(
-      send.data, recv.data, mpi_count(recv.numel(), name), mpi_element_type(send.dtype),
-      mpi_reduce_op(send.dtype, ReduceOp::sum), comm_, &request));
-  return started(Collective::reduce_scatter, send.bytes(), request);
+  sums_->progress();
+  record_call(Collective::reduce_scatter, send.bytes());
+  return sums_->start(send, recv, false, describe(name), timeout_seconds_);
 }
 
 std::unique_ptr<CommRequest> MpiCommunicator::all_gather(Tensor send, Tensor recv) {
@@ -72,6 +80,7 @@ std::unique_ptr<CommRequest> MpiCommunicator::all_gather(Tensor send, Tensor rec
   require_block_per_rank(name, recv, send, size_);
   const MPI_Datatype type = mpi_element_type(send.dtype);
   const int count = mpi_count(send.numel(), name);
+  sums_->progress();
   MPI_Request request;
   LLMFT_MPI_CHECK(MPI_Iallgather(send.data, count, type, recv.data, count, type, comm_, &request));
   return started(Collective::all_gather, send.bytes(), request);
@@ -81,6 +90,7 @@ std::unique_ptr<CommRequest> MpiCommunicator::broadcast(Tensor data, int root) {
   const char* name = collective_name(Collective::broadcast);
   LLMFT_REQUIRE(root >= 0 && root < size_,
                 "internal: " << name << " from rank " << root << " of " << size_);
+  sums_->progress();
   MPI_Request request;
   LLMFT_MPI_CHECK(MPI_Ibcast(data.data, mpi_count(data.numel(), name), mpi_element_type(data.dtype),
                              root, comm_, &request));
@@ -102,11 +112,15 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   return communicator;
 }
 
-std::unique_ptr<CommRequest> MpiCommunicator::started(Collective collective, size_t bytes,
-                                                      MPI_Request request) {
+void MpiCommunicator::record_call(Collective collective, size_t bytes) {
   CollectiveCounter& counter = counters_[static_cast<int>(collective)];
   counter.calls += 1;
   counter.bytes += static_cast<int64_t>(bytes);
+}
+
+std::unique_ptr<CommRequest> MpiCommunicator::started(Collective collective, size_t bytes,
+                                                      MPI_Request request) {
+  record_call(collective, bytes);
   return std::make_unique<MpiRequest>(request, describe(collective_name(collective)),
                                       timeout_seconds_);
 }

@@ -1,7 +1,10 @@
 // MpiCommunicator: the Communicator over an MPI communicator, on host memory (the CPU
-// backend's tensors). Collectives are MPI's non-blocking ones (MPI_Iallreduce,
-// MPI_Ireduce_scatter_block, MPI_Iallgather, MPI_Ibcast) on the tensors' own memory, one
-// MPI element per tensor element (comm/mpi_reduce_ops.h: bf16 and fp16 reduce in f32).
+// backend's tensors). Sums (all_reduce with ReduceOp::sum, reduce_scatter) are
+// OrderedSums (comm/ordered_sum.h): added in rank order, so their results do not depend
+// on the MPI library or its algorithms, and bit for bit the same on every rank. The other
+// collectives are MPI's non-blocking ones (MPI_Iallreduce with MPI_MAX, MPI_Iallgather,
+// MPI_Ibcast) on the tensors' own memory, one MPI element per tensor element
+// (comm/mpi_reduce_ops.h).
 // Requests wait as MpiRequest does: they fail after the timeout, or when another rank
 // reports a failure. barrier() waits the same way, on MPI_Ibarrier.
 // Thread-safety: one thread per MpiCommunicator, and that thread calls MPI
@@ -14,6 +17,7 @@
 #include <string>
 
 #include "comm/communicator.h"
+#include "comm/ordered_sum.h"
 
 namespace llmft {
 
@@ -22,7 +26,9 @@ constexpr double kDefaultCommTimeoutSeconds = 300;
 class MpiCommunicator : public Communicator {
  public:
   // Over `comm`, which it owns (MPI_Comm_free in the destructor) unless it is
-  // MPI_COMM_WORLD. REQUIRES: MPI is initialised; timeout_seconds > 0
+  // MPI_COMM_WORLD. Collective over comm's ranks (it duplicates comm for the sums).
+  // Requests may not outlive the communicator.
+  // REQUIRES: MPI is initialised; timeout_seconds > 0
   explicit MpiCommunicator(MPI_Comm comm, double timeout_seconds = kDefaultCommTimeoutSeconds);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
@@ -51,6 +57,7 @@ class MpiCommunicator : public Communicator {
   double timeout_seconds() const { return timeout_seconds_; }
 
  private:
+  void record_call(Collective collective, size_t bytes);
   // Counts the call and returns the request that waits for it.
   std::unique_ptr<CommRequest> started(Collective collective, size_t bytes, MPI_Request request);
   // "<name> (<context>)", or the bare name while no context is set.
@@ -62,6 +69,8 @@ class MpiCommunicator : public Communicator {
   double timeout_seconds_;
   std::string context_;
   CommCounters counters_;
+  MPI_Comm gather_comm_;               // a duplicate of comm_ for the sums' all-gathers
+  std::unique_ptr<OrderedSums> sums_;  // sums in flight (all_reduce, reduce_scatter)
 };
 
 }  // namespace llmft

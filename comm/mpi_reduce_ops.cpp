@@ -11,20 +11,15 @@
 namespace llmft {
 namespace {
 
-struct Sum {
-  float operator()(float a, float b) const { return a + b; }
-};
-struct Max {
-  float operator()(float a, float b) const { return (a > b || std::isnan(a)) ? a : b; }
-};
-
-// An MPI_User_function: inout[i] = combine(in[i], inout[i]), in f32, rounded back.
-template <typename Traits, typename Combine>
-void combine_halves(void* in, void* inout, int* count, MPI_Datatype*) {
+// An MPI_User_function: inout[i] = max(in[i], inout[i]) compared in f32 (exact, so the
+// order MPI combines in cannot matter), NaN propagating.
+template <typename Traits>
+void max_of_halves(void* in, void* inout, int* count, MPI_Datatype*) {
   const auto* a = static_cast<const uint16_t*>(in);
   auto* b = static_cast<uint16_t*>(inout);
   for (int i = 0; i < *count; ++i) {
-    b[i] = Traits::store(Combine{}(Traits::load(a[i]), Traits::load(b[i])));
+    const float x = Traits::load(a[i]);
+    if (x > Traits::load(b[i]) || std::isnan(x)) b[i] = a[i];
   }
 }
 
@@ -34,12 +29,11 @@ MPI_Op create_op(MPI_User_function* function) {
   return op;
 }
 
-// Indexed [is_fp16][is max].
-using HalfOps = std::array<std::array<MPI_Op, 2>, 2>;
+// Indexed [is_fp16].
+using HalfMaxOps = std::array<MPI_Op, 2>;
 
-HalfOps create_half_ops() {
-  return {{{create_op(combine_halves<cpu::BF16, Sum>), create_op(combine_halves<cpu::BF16, Max>)},
-           {create_op(combine_halves<cpu::FP16, Sum>), create_op(combine_halves<cpu::FP16, Max>)}}};
+HalfMaxOps create_half_max_ops() {
+  return {create_op(max_of_halves<cpu::BF16>), create_op(max_of_halves<cpu::FP16>)};
 }
 
 }  // namespace
@@ -57,11 +51,11 @@ MPI_Datatype mpi_element_type(DType dtype) {
   LLMFT_FAIL("internal: no MPI datatype for dtype " << static_cast<int>(dtype));
 }
 
-MPI_Op mpi_reduce_op(DType dtype, ReduceOp op) {
+MPI_Op mpi_max_op(DType dtype) {
   LLMFT_REQUIRE(dtype != DType::i32, "internal: cannot reduce " << dtype_name(dtype) << " tensors");
-  if (dtype == DType::f32) return op == ReduceOp::sum ? MPI_SUM : MPI_MAX;
-  static const HalfOps half_ops = create_half_ops();
-  return half_ops[dtype == DType::f16][op == ReduceOp::max];
+  if (dtype == DType::f32) return MPI_MAX;
+  static const HalfMaxOps half_ops = create_half_max_ops();
+  return half_ops[dtype == DType::f16];
 }
 
 }  // namespace llmft

@@ -20,13 +20,17 @@ constexpr auto kPollInterval = std::chrono::microseconds(100);
 MpiRequest::MpiRequest(MPI_Request request, std::string description, double timeout_seconds)
     : request_(request), description_(std::move(description)), timeout_seconds_(timeout_seconds) {}
 
+bool MpiRequest::test() {
+  int done = 0;
+  LLMFT_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+  return done != 0;
+}
+
 void MpiRequest::wait() {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::duration<double>(timeout_seconds_);
   while (true) {
-    int done = 0;
-    LLMFT_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
-    if (done) return;
+    if (test()) return;
     if (const auto notice = receive_failure_notice()) {
       LLMFT_FAIL(description_ << " aborted: rank " << notice->rank
                               << " failed: " << notice->message);

@@ -27,6 +27,8 @@ class MpiRequest : public CommRequest {
   MpiRequest& operator=(const MpiRequest&) = delete;
 
   void wait() override;
+  // One poll, never blocking: whether the collective has completed.
+  bool test();
 
  private:
   MPI_Request request_;
