@@ -1,12 +1,13 @@
 // AdaLomo's update on CPU in the four passes of Backend::adalomo_* (between which a
 // tensor-parallel group reduces its slices' statistics). Each update element is
-// recomputed where needed instead of storing an f32 copy of the tensor. Column sums use
-// O(threads x columns) host scratch.
+// recomputed where needed instead of storing an f32 copy of the tensor. Every sum runs
+// in a fixed order (threads own rows, or blocks of columns, or chunks added in order), so
+// the update does not depend on the thread count.
 #include <cmath>
-#include <vector>
 
 #include "core/cpu/cpu_kernels.h"
 #include "core/cpu/float_traits.h"
+#include "core/cpu/ordered_reduce.h"
 
 namespace llmft::cpu {
 
@@ -54,45 +55,54 @@ void square_sums(float* row_sums, float* col_sums, const typename G::Storage* g,
     const float x = G::load(g[i]) * grad_scale;
     return static_cast<double>(x) * x + kSquareEps;
   };
-  if (cols == 0) {
+  const int64_t width = cols == 0 ? 1 : cols;
 #pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) row_sums[r] = static_cast<float>(square(r));
-    return;
+  for (int64_t r = 0; r < rows; ++r) {
+    double row_total = 0.0;
+    for (int64_t c = 0; c < width; ++c) row_total += square(r * width + c);
+    row_sums[r] = static_cast<float>(row_total);
   }
-  std::vector<double> col_total(static_cast<size_t>(cols), 0.0);
-#pragma omp parallel
-  {
-    std::vector<double> local(static_cast<size_t>(cols), 0.0);
-#pragma omp for schedule(static)
+  // Columns: threads own blocks of columns and walk the rows in order.
+  constexpr int64_t kBlock = 64;
+#pragma omp parallel for schedule(static)
+  for (int64_t start = 0; start < cols; start += kBlock) {
+    const int64_t end = start + kBlock < cols ? start + kBlock : cols;
+    double totals[kBlock] = {};
     for (int64_t r = 0; r < rows; ++r) {
-      double row_total = 0.0;
-      for (int64_t c = 0; c < cols; ++c) {
-        const double s = square(r * cols + c);
-        row_total += s;
-        local[c] += s;
-      }
-      row_sums[r] = static_cast<float>(row_total);
+      for (int64_t c = start; c < end; ++c) totals[c - start] += square(r * cols + c);
     }
-#pragma omp critical
-    for (int64_t c = 0; c < cols; ++c) col_total[c] += local[c];
+    for (int64_t c = start; c < end; ++c) col_sums[c] = static_cast<float>(totals[c - start]);
   }
-  for (int64_t c = 0; c < cols; ++c) col_sums[c] = static_cast<float>(col_total[c]);
 }
+
+// The sums of squares of the update and of the weights, added up together.
+struct SquareSums {
+  double update = 0.0, param = 0.0;
+  SquareSums& operator+=(const SquareSums& o) {
+    update += o.update;
+    param += o.param;
+    return *this;
+  }
+};
 
 template <typename P, typename G>
 void norms(float* stats, const typename P::Storage* p, const Moments<G>& m) {
-  double update_sq = 0.0, param_sq = 0.0;
-#pragma omp parallel for reduction(+ : update_sq, param_sq) schedule(static)
-  for (int64_t r = 0; r < m.rows; ++r) {
-    for (int64_t c = 0; c < m.width(); ++c) {
-      const double u = m.update(r, c);
-      const double w = P::load(p[r * m.width() + c]);
-      update_sq += u * u;
-      param_sq += w * w;
-    }
-  }
-  stats[1] = static_cast<float>(update_sq);
-  stats[2] = static_cast<float>(param_sq);
+  constexpr int64_t kRowsPerChunk = 16;
+  const SquareSums sums =
+      ordered_sum<SquareSums>(m.rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
+        SquareSums chunk;
+        for (int64_t r = begin; r < end; ++r) {
+          for (int64_t c = 0; c < m.width(); ++c) {
+            const double u = m.update(r, c);
+            const double w = P::load(p[r * m.width() + c]);
+            chunk.update += u * u;
+            chunk.param += w * w;
+          }
+        }
+        return chunk;
+      });
+  stats[1] = static_cast<float>(sums.update);
+  stats[2] = static_cast<float>(sums.param);
 }
 
 template <typename P, typename G>

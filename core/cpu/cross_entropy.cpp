@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/cpu/cpu_kernels.h"
+#include "core/cpu/ordered_reduce.h"
 #include "core/cpu/vector_math.h"
 
 namespace llmft::cpu {
@@ -47,22 +48,25 @@ double cross_entropy_finish(float* logits, const float* stats, const int32_t* ta
   const float* maxima = stats;
   const float* sums = stats + N;
   const float* target_logits = stats + 2 * N;
-  double loss_sum = 0.0;
-#pragma omp parallel for reduction(+ : loss_sum) schedule(static)
-  for (int64_t n = 0; n < N; ++n) {
-    float* row = logits + n * V;
-    if (targets[n] < 0) {
-      std::fill(row, row + V, 0.0f);
-      continue;
-    }
-    loss_sum += std::log(static_cast<double>(sums[n])) + maxima[n] - target_logits[n];
-    const float scale = grad_scale / sums[n];
+  // Rows in chunks of a fixed length, so the loss does not depend on the thread count.
+  constexpr int64_t kRowsPerChunk = 16;
+  return ordered_sum<double>(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
+    double loss_sum = 0.0;
+    for (int64_t n = begin; n < end; ++n) {
+      float* row = logits + n * V;
+      if (targets[n] < 0) {
+        std::fill(row, row + V, 0.0f);
+        continue;
+      }
+      loss_sum += std::log(static_cast<double>(sums[n])) + maxima[n] - target_logits[n];
+      const float scale = grad_scale / sums[n];
 #pragma omp simd
-    for (int64_t v = 0; v < V; ++v) row[v] *= scale;
-    const int64_t target = static_cast<int64_t>(targets[n]) - vocab_start;
-    if (target >= 0 && target < V) row[target] -= grad_scale;
-  }
-  return loss_sum;
+      for (int64_t v = 0; v < V; ++v) row[v] *= scale;
+      const int64_t target = static_cast<int64_t>(targets[n]) - vocab_start;
+      if (target >= 0 && target < V) row[target] -= grad_scale;
+    }
+    return loss_sum;
+  });
 }
 
 }  // namespace llmft::cpu

@@ -1,6 +1,7 @@
 #include "core/cpu/dtype_kernels.h"
 
 #include "core/cpu/float_traits.h"
+#include "core/cpu/ordered_reduce.h"
 
 namespace llmft::cpu {
 
@@ -41,19 +42,16 @@ double sum_squares(const void* x, DType type, int64_t n) {
   with_float_type(type, [&](auto traits) {
     using T = decltype(traits);
     const auto* in = static_cast<const typename T::Storage*>(x);
-    constexpr int64_t kBlock = 1024;
-    // f32 partial sums over short blocks (vectorised), added up in f64.
-#pragma omp parallel for reduction(+ : sum) schedule(static)
-    for (int64_t start = 0; start < n; start += kBlock) {
-      const int64_t end = start + kBlock < n ? start + kBlock : n;
+    // f32 partial sums over short blocks (vectorised), added up in f64 in block order.
+    sum = ordered_sum<double>(n, 1024, [&](int64_t begin, int64_t end) {
       float block = 0.0f;
 #pragma omp simd reduction(+ : block)
-      for (int64_t i = start; i < end; ++i) {
+      for (int64_t i = begin; i < end; ++i) {
         const float v = T::load(in[i]);
         block += v * v;
       }
-      sum += block;
-    }
+      return static_cast<double>(block);
+    });
   });
   return sum;
 }
