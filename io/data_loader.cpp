@@ -81,34 +81,46 @@ Batch empty_batch(int rows, int seq_len) {
 }  // namespace
 
 DataLoader::DataLoader(const TokenFile& file, int seq_len, uint64_t seed)
-    : file_(file), seq_len_(seq_len), seed_(seed), order_(count_windows(file, seq_len)) {
-  require_training_targets(file, order_.size(), seq_len);
-  shuffle_for_epoch();
+    : file_(file), seq_len_(seq_len), seed_(seed), num_windows_(count_windows(file, seq_len)) {
+  require_training_targets(file, num_windows_, seq_len);
 }
 
-void DataLoader::shuffle_for_epoch() {
-  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-  std::mt19937_64 engine(mix(seed_ ^ mix(static_cast<uint64_t>(epoch_))));
-  for (size_t i = order_.size() - 1; i > 0; --i) {
-    std::swap(order_[i], order_[uniform_below(engine, i + 1)]);
+const std::vector<size_t>& DataLoader::order_of(int64_t epoch) {
+  if (epoch == cached_epoch_) return cached_order_;
+  cached_order_.resize(num_windows_);
+  for (size_t i = 0; i < num_windows_; ++i) cached_order_[i] = i;
+  std::mt19937_64 engine(mix(seed_ ^ mix(static_cast<uint64_t>(epoch))));
+  for (size_t i = num_windows_ - 1; i > 0; --i) {
+    std::swap(cached_order_[i], cached_order_[uniform_below(engine, i + 1)]);
   }
-  position_ = 0;
+  cached_epoch_ = epoch;
+  return cached_order_;
 }
 
-Batch DataLoader::next(int global_windows, int first, int count) {
-  LLMFT_REQUIRE(global_windows > 0 && first >= 0 && count >= 0 && first + count <= global_windows,
-                "DataLoader::next: windows [" << first << ", " << first + count
+int64_t DataLoader::epoch_of(int64_t position) const {
+  return position / static_cast<int64_t>(num_windows_);
+}
+
+std::vector<size_t> DataLoader::global_batch(int64_t step, int global_windows) {
+  LLMFT_REQUIRE(step >= 1 && global_windows > 0, "DataLoader::global_batch: step "
+                                                     << step << " of " << global_windows
+                                                     << " windows (both must be positive)");
+  std::vector<size_t> windows;
+  const int64_t first = (step - 1) * global_windows;
+  const int64_t per_epoch = static_cast<int64_t>(num_windows_);
+  for (int64_t position = first; position < first + global_windows; ++position) {
+    windows.push_back(order_of(epoch_of(position))[position % per_epoch]);
+  }
+  return windows;
+}
+
+Batch DataLoader::rows(const std::vector<size_t>& windows, int first, int count) const {
+  LLMFT_REQUIRE(first >= 0 && count >= 0 && first + count <= static_cast<int>(windows.size()),
+                "DataLoader::rows: windows [" << first << ", " << first + count
                                               << ") are not inside a global batch of "
-                                              << global_windows);
+                                              << windows.size());
   Batch batch = empty_batch(count, seq_len_);
-  for (int i = 0; i < global_windows; ++i) {
-    if (position_ == order_.size()) {
-      ++epoch_;
-      shuffle_for_epoch();
-    }
-    const size_t window = order_[position_++];
-    if (i >= first && i < first + count) fill_row(file_, window, i - first, batch);
-  }
+  for (int row = 0; row < count; ++row) fill_row(file_, windows[first + row], row, batch);
   return batch;
 }
 

@@ -7,10 +7,16 @@
 // a training target (a prompt token) is kMaskedTarget instead of the token: the loss
 // is the mean over the targets >= 0 only.
 //
-// DataLoader walks the windows in a seeded shuffled order, reshuffled each epoch. The
-// order depends only on the seed and the epoch (std::mt19937_64 and our own
-// Fisher-Yates, nothing implementation-defined), so every rank, build and platform
-// draws the same stream. A DataLoader is not thread-safe.
+// DataLoader serves the windows of each optimizer step's global batch from a stream: the
+// stream is epoch 0's permutation of all windows, then epoch 1's, and so on, each a
+// seeded shuffle that depends only on the seed and the epoch (std::mt19937_64 and our own
+// Fisher-Yates, nothing implementation-defined). Step s (1-based) of a global batch of G
+// windows takes stream positions [(s - 1) G, s G): a pure function of (seed, G, s), the
+// same on every rank, build and platform whatever the layout cuts the batch into
+// (io/batch_cut.h), and the same for a run started at step s as for one that got there.
+// A global batch that crosses the end of an epoch takes that epoch's last windows and
+// then the next epoch's first ones (so a batch can hold one window twice only when G
+// exceeds the number of windows). A DataLoader is not thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -43,27 +49,28 @@ class DataLoader {
   // REQUIRES: seq_len > 0.
   DataLoader(const TokenFile& file, int seq_len, uint64_t seed);
 
-  size_t num_windows() const { return order_.size(); }
+  size_t num_windows() const { return num_windows_; }
 
-  // Draws the next `global_windows` windows of the shuffled stream (reshuffling with
-  // a new epoch seed when the stream runs out) and returns windows
-  // [first, first + count) of them. Every rank calls it with the same global_windows,
-  // so data-parallel ranks get disjoint parts of one global batch.
-  // REQUIRES: global_windows > 0, first >= 0, count >= 0, first + count <= global_windows.
-  Batch next(int global_windows, int first, int count);
+  // The windows (indices into the file's windows) of step `step`'s global batch of
+  // `global_windows`, in stream order. REQUIRES: step >= 1, global_windows > 0.
+  std::vector<size_t> global_batch(int64_t step, int global_windows);
+  // The epoch that stream position `position` belongs to.
+  int64_t epoch_of(int64_t position) const;
 
-  // The epoch of the most recently drawn window, counting from 0.
-  int epoch() const { return epoch_; }
+  // windows[first, first + count) as a batch.
+  // REQUIRES: first >= 0, count >= 0, first + count <= windows.size().
+  Batch rows(const std::vector<size_t>& windows, int first, int count) const;
 
  private:
-  void shuffle_for_epoch();
+  // Epoch `epoch`'s permutation of the windows (the last one computed is kept).
+  const std::vector<size_t>& order_of(int64_t epoch);
 
   const TokenFile& file_;
   int seq_len_;
   uint64_t seed_;
-  int epoch_ = 0;
-  std::vector<size_t> order_;  // window indices in this epoch's order
-  size_t position_ = 0;        // next entry of order_ to draw
+  size_t num_windows_;
+  int64_t cached_epoch_ = -1;
+  std::vector<size_t> cached_order_;
 };
 
 // Deterministic evaluation windows in file order: the first

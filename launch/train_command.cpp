@@ -11,6 +11,7 @@
 #include "core/byte_size.h"
 #include "core/error.h"
 #include "core/model_factory.h"
+#include "io/batch_cut.h"
 #include "io/data_loader.h"
 #include "io/hf_checkpoint.h"
 #include "io/hf_config.h"
@@ -180,7 +181,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   // An unwritable --save-dir should fail now, not after training.
   if (lead && !o.save_dir.empty()) io::ensure_directory(o.save_dir, "--save-dir");
   std::optional<TrainReport> report;
-  if (lead) report.emplace(o, config, predicted, loader.num_windows(), shape);
+  if (lead) report.emplace(o, config, predicted, loader.num_windows(), shape, backend->describe());
   io::MetricsWriter metrics(lead ? o.metrics : "");
   if (!val_batches.empty()) {
     const double loss = engine.evaluate(views_of(val_batches));
@@ -188,14 +189,14 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   }
 
   const double flops_per_token = training_flops_per_token(config, o.seq_len);
-  // The global batch: grad_accum micro-steps of dp ranks x micro_batch windows; every
-  // rank draws the same windows and keeps its own part.
-  const int windows_per_step = o.micro_batch * o.grad_accum * dp;
+  // The windows of a step depend only on the seed, the global batch and the step; the
+  // layout only decides which rank reads which of them when (io/batch_cut.h).
+  const io::BatchCut cut{o.micro_batch, o.grad_accum, dp};
   for (int step = 1; step <= o.steps; ++step) {
+    const std::vector<size_t> windows = loader.global_batch(step, cut.global_windows());
     std::vector<io::Batch> batches;
     for (int m = 0; m < o.grad_accum; ++m) {
-      const int first = (m * dp + dp_rank) * o.micro_batch;
-      batches.push_back(loader.next(windows_per_step, first, o.micro_batch));
+      batches.push_back(loader.rows(windows, cut.first_window(m, dp_rank), o.micro_batch));
     }
     const auto start = std::chrono::steady_clock::now();
     StepStats stats = engine.train_step(views_of(batches), step);

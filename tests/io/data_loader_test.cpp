@@ -2,12 +2,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "io/batch_cut.h"
 #include "io/byte_tokenizer.h"
 #include "io/prepare.h"
 #include "tests/support/temp_dir.h"
@@ -62,13 +64,18 @@ std::vector<int> windows_of(const Batch& batch) {
   return windows;
 }
 
+// The windows of step `step` of a global batch of `windows`, whole.
+Batch step_batch(DataLoader& loader, int64_t step, int windows) {
+  return loader.rows(loader.global_batch(step, windows), 0, windows);
+}
+
 TEST_CASE("windows are seq_len inputs and the same tokens shifted by one as targets") {
   CountingTokenFile tokens(101);
   const TokenFile file = tokens.open();
   DataLoader loader(file, 4, 1);
   CHECK(loader.num_windows() == 25);  // (101 - 1) / 4
 
-  const Batch batch = loader.next(3, 0, 3);
+  const Batch batch = step_batch(loader, 1, 3);
   CHECK(batch.batch == 3);
   CHECK(batch.seq_len == 4);
   REQUIRE(batch.inputs.size() == 12);
@@ -88,10 +95,10 @@ TEST_CASE("the shuffled stream depends only on the seed") {
   const TokenFile file = tokens.open();
   DataLoader a(file, 10, 42), b(file, 10, 42), other(file, 10, 43);
   std::vector<int> from_a, from_b, from_other;
-  for (int step = 0; step < 30; ++step) {  // 240 windows: more than two epochs of 100
-    for (int w : windows_of(a.next(8, 0, 8))) from_a.push_back(w);
-    for (int w : windows_of(b.next(8, 0, 8))) from_b.push_back(w);
-    for (int w : windows_of(other.next(8, 0, 8))) from_other.push_back(w);
+  for (int step = 1; step <= 30; ++step) {  // 240 windows: more than two epochs of 100
+    for (int w : windows_of(step_batch(a, step, 8))) from_a.push_back(w);
+    for (int w : windows_of(step_batch(b, step, 8))) from_b.push_back(w);
+    for (int w : windows_of(step_batch(other, step, 8))) from_other.push_back(w);
   }
   CHECK(from_a == from_b);
   CHECK(from_a != from_other);
@@ -105,35 +112,58 @@ TEST_CASE("the shuffle is pinned, so it cannot change with the standard library"
   const TokenFile file = tokens.open();
   DataLoader loader(file, 1, 2024);
   // Recorded from this implementation; a change here changes every training run.
-  const std::vector<int> first_epoch = windows_of(loader.next(10, 0, 10));
+  const std::vector<int> first_epoch = windows_of(step_batch(loader, 1, 10));
   CHECK(first_epoch == std::vector<int>{9, 5, 8, 3, 0, 4, 7, 2, 6, 1});
 }
 
-TEST_CASE("data-parallel ranks get disjoint parts of the single-rank global batch") {
+TEST_CASE("a step's windows are a function of seed, global batch and step, in any order") {
   CountingTokenFile tokens(513);
   const TokenFile file = tokens.open();
-  DataLoader single(file, 8, 7);
-  std::vector<DataLoader> ranks;
-  for (int rank = 0; rank < 4; ++rank) ranks.emplace_back(file, 8, 7);
+  DataLoader walked(file, 8, 7);
+  std::vector<std::vector<size_t>> steps;
+  for (int step = 1; step <= 20; ++step) steps.push_back(walked.global_batch(step, 12));
+  // A loader asked for step k first (a run started at step k) draws what the
+  // uninterrupted run drew, backwards as well as forwards.
+  DataLoader resumed(file, 8, 7);
+  for (int step = 20; step >= 1; --step) CHECK(resumed.global_batch(step, 12) == steps[step - 1]);
+  DataLoader jumping(file, 8, 7);
+  for (int step : {13, 2, 20, 7, 7}) CHECK(jumping.global_batch(step, 12) == steps[step - 1]);
+}
 
-  for (int step = 0; step < 20; ++step) {  // 20 * 12 windows: several epochs of 64
-    const Batch global = single.next(12, 0, 12);
-    std::vector<int32_t> inputs, targets;
-    for (int rank = 0; rank < 4; ++rank) {
-      const Batch part = ranks[rank].next(12, 3 * rank, 3);
-      CHECK(part.batch == 3);
-      inputs.insert(inputs.end(), part.inputs.begin(), part.inputs.end());
-      targets.insert(targets.end(), part.targets.begin(), part.targets.end());
+TEST_CASE("every layout's cut reads each window of the global batch once") {
+  CountingTokenFile tokens(513);
+  const TokenFile file = tokens.open();
+  DataLoader loader(file, 8, 7);
+  for (const BatchCut cut : {BatchCut{12, 1, 1}, BatchCut{6, 2, 1}, BatchCut{1, 12, 1},
+                             BatchCut{3, 1, 4}, BatchCut{1, 3, 4}, BatchCut{2, 3, 2}}) {
+    CAPTURE(cut.micro_batch);
+    CAPTURE(cut.grad_accum);
+    CAPTURE(cut.dp);
+    REQUIRE(cut.global_windows() == 12);
+    for (int step = 1; step <= 20; ++step) {  // 20 * 12 windows: several epochs of 64
+      const std::vector<size_t> windows = loader.global_batch(step, 12);
+      const Batch global = loader.rows(windows, 0, 12);
+      std::vector<int32_t> inputs(global.inputs.size()), targets(global.targets.size());
+      std::vector<int> reads(12, 0);
+      for (int m = 0; m < cut.grad_accum; ++m) {
+        for (int rank = 0; rank < cut.dp; ++rank) {
+          const int first = cut.first_window(m, rank);
+          const Batch part = loader.rows(windows, first, cut.micro_batch);
+          CHECK(part.batch == cut.micro_batch);
+          std::copy(part.inputs.begin(), part.inputs.end(), inputs.begin() + first * 8);
+          std::copy(part.targets.begin(), part.targets.end(), targets.begin() + first * 8);
+          for (int w = first; w < first + cut.micro_batch; ++w) ++reads[w];
+        }
+      }
+      CHECK(reads == std::vector<int>(12, 1));
+      CHECK(inputs == global.inputs);
+      CHECK(targets == global.targets);
     }
-    CHECK(inputs == global.inputs);
-    CHECK(targets == global.targets);
   }
-  CHECK(ranks[3].epoch() == single.epoch());
-
-  const Batch nothing = single.next(12, 5, 0);
-  CHECK(nothing.batch == 0);
-  CHECK(nothing.inputs.empty());
-  CHECK_THROWS_AS(single.next(12, 10, 3), Error);
+  const std::vector<size_t> windows = loader.global_batch(1, 12);
+  CHECK(loader.rows(windows, 5, 0).batch == 0);
+  CHECK_THROWS_AS(loader.rows(windows, 10, 3), Error);
+  CHECK_THROWS_AS(loader.global_batch(0, 12), Error);
 }
 
 TEST_CASE("every epoch visits every window once, in a new order") {
@@ -143,10 +173,9 @@ TEST_CASE("every epoch visits every window once, in a new order") {
   REQUIRE(loader.num_windows() == 100);
 
   std::vector<int> stream;
-  CHECK(loader.epoch() == 0);
-  for (int step = 0; step < 30; ++step) {  // 300 windows in batches of 10: three epochs
-    for (int w : windows_of(loader.next(10, 0, 10))) stream.push_back(w);
-    CHECK(loader.epoch() == step / 10);
+  for (int step = 1; step <= 30; ++step) {  // 300 windows in batches of 10: three epochs
+    for (int w : windows_of(step_batch(loader, step, 10))) stream.push_back(w);
+    CHECK(loader.epoch_of((step - 1) * 10) == (step - 1) / 10);
   }
   std::vector<std::vector<int>> epochs;
   for (int e = 0; e < 3; ++e) {
@@ -160,11 +189,15 @@ TEST_CASE("every epoch visits every window once, in a new order") {
   // starts the next one.
   DataLoader straddling(file, 3, 5);
   std::vector<int> straddled;
-  for (int step = 0; step < 43; ++step) {  // 301 windows in batches of 7
-    for (int w : windows_of(straddling.next(7, 0, 7))) straddled.push_back(w);
+  for (int step = 1; step <= 43; ++step) {  // 301 windows in batches of 7
+    for (int w : windows_of(step_batch(straddling, step, 7))) straddled.push_back(w);
   }
   CHECK(std::vector<int>(straddled.begin(), straddled.begin() + 300) == stream);
-  CHECK(straddling.epoch() == 3);
+  CHECK(straddling.epoch_of(300) == 3);
+  // A global batch larger than the data spans epochs within itself.
+  DataLoader big(file, 3, 5);
+  const std::vector<int> two_epochs = windows_of(step_batch(big, 1, 200));
+  CHECK(two_epochs == std::vector<int>(stream.begin(), stream.begin() + 200));
 }
 
 TEST_CASE("a file too short for one window is an error naming it and what to do") {
@@ -230,7 +263,7 @@ TEST_CASE("prompt tokens are masked end to end: prepare, then exactly those targ
   }
 
   DataLoader loader(file, 4, 3);
-  const Batch shuffled = loader.next(3, 0, 3);
+  const Batch shuffled = step_batch(loader, 1, 3);
   std::map<std::vector<int32_t>, std::vector<int32_t>> targets_by_inputs;
   for (size_t row = 0; row < 3; ++row) {
     targets_by_inputs[std::vector<int32_t>(shuffled.inputs.begin() + 4 * row,

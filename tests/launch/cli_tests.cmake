@@ -141,3 +141,10 @@ add_test(NAME ablate_script COMMAND bash -c
    awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt\" && $8 == 1 && $9 > 0 && $9 == $10' \
      '${cli_dir}/ablation/ablation.csv' | grep -q .")
 set_tests_properties(ablate_script PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 300)
+
+# The windows a step trains on and its loss do not depend on the layout: seven layouts on
+# 1, 2 and 4 ranks give the same loss curves (tests/launch/layout_invariance.sh).
+add_test(NAME layout_invariance COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/layout_invariance.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/layout_invariance
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(layout_invariance PROPERTIES TIMEOUT 300)

@@ -40,7 +40,7 @@ std::vector<double> loss_curve(const ModelConfig& c, DType dtype, const io::Toke
   io::DataLoader loader(data, 64, 3);
   std::vector<double> losses;
   for (int step = 1; step <= 50; ++step) {
-    io::Batch b = loader.next(4, 0, 4);
+    io::Batch b = loader.rows(loader.global_batch(step, 4), 0, 4);
     StepStats s = engine.train_step({MicroBatch{4, 64, b.inputs.data(), b.targets.data()}}, step);
     losses.push_back(s.loss);
   }

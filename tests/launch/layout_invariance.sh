@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The layout does not change what a run trains on: for one seed and one global batch of 4
+# windows, the llmft binary's loss curves under seven layouts (1 rank: micro-batch 4;
+# 2 x 2 accumulated; 1 x 4 accumulated; 2 ranks: micro-batch 2; 1 x 2 accumulated;
+# tensor-parallel 2 x micro-batch 4; 4 ranks: ZeRO-3 x micro-batch 1) agree within
+# tests/support/parity.h's fp32 tolerance, for AdamW on plain text and on prompt/response
+# data (masked prompts: windows hold different numbers of targets, and the loss is the
+# mean over the global batch's targets in every layout), and for LOMO in the layouts it
+# allows (it cannot accumulate). Prints the curves side by side.
+# usage: layout_invariance.sh LLMFT SOURCE_DIR WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
+set -euo pipefail
+llmft=$1 source_dir=$2 work=$3
+shift 3
+mpiexec=("$@")
+steps=8
+# kFp32Parity in tests/support/parity.h, which says why it has this size.
+tolerance=1e-5
+
+rm -rf "$work"
+mkdir -p "$work"
+"$llmft" prepare --input "$source_dir/examples/data/val.txt" --output "$work/text.tok" > /dev/null
+"$llmft" prepare --input "$source_dir/examples/data/instruct.jsonl" --output "$work/sft.tok" \
+  > /dev/null
+
+# name | ranks | layout options
+layouts=(
+  "1r-mb4|1|--micro-batch 4"
+  "1r-mb2x2|1|--micro-batch 2 --grad-accum 2"
+  "1r-mb1x4|1|--micro-batch 1 --grad-accum 4"
+  "2r-mb2|2|--micro-batch 2"
+  "2r-mb1x2|2|--micro-batch 1 --grad-accum 2"
+  "2r-tp2-mb4|2|--tp 2 --micro-batch 4"
+  "4r-zero3-mb1|4|--zero 3 --micro-batch 1"
+)
+
+# run_curves LABEL DATA OPTIMIZER LR: trains every layout the optimizer allows, writes
+# one loss per line to WORK/LABEL/LAYOUT.loss, and compares each curve with the first.
+failed=0
+run_curves() {
+  local label=$1 data=$2 optimizer=$3 lr=$4
+  local dir="$work/$label" names=()
+  mkdir -p "$dir"
+  for entry in "${layouts[@]}"; do
+    IFS='|' read -r name ranks options <<< "$entry"
+    if [[ $optimizer == lomo && $options == *grad-accum* ]]; then continue; fi
+    # shellcheck disable=SC2086  # options are words
+    "${mpiexec[@]}" -n "$ranks" "$llmft" --model llama-tiny --data "$data" --seq-len 32 \
+      --optimizer "$optimizer" --lr "$lr" --warmup 2 --steps "$steps" --clip-grad 1 --seed 7 \
+      --threads 1 --log-every 100 --metrics "$dir/$name.jsonl" $options > "$dir/$name.log" 2>&1 ||
+      { echo "FAILED: $label $name exited non-zero:"; cat "$dir/$name.log"; exit 1; }
+    sed -E 's/.*"loss":([^,]*),.*/\1/' "$dir/$name.jsonl" > "$dir/$name.loss"
+    names+=("$name")
+  done
+  echo "$label: loss per step"
+  (cd "$dir" && printf 'step' && printf '  %14s' "${names[@]}" && echo &&
+   paste "${names[@]/%/.loss}" | awk '{ printf "%4d", NR; for (i = 1; i <= NF; ++i) printf "  %14.8f", $i; print "" }')
+  for name in "${names[@]:1}"; do
+    local gap
+    gap=$(paste "$dir/${names[0]}.loss" "$dir/$name.loss" | awk '
+      { d = $2 - $1; if (d < 0) d = -d; r = d / $1; if (r > worst) worst = r }
+      END { printf "%.3g", worst + 0 }')
+    local lines
+    lines=$(wc -l < "$dir/$name.loss")
+    if [[ $lines -ne $steps ]] || awk -v g="$gap" -v t="$tolerance" 'BEGIN { exit !(g >= t) }'; then
+      echo "FAILED: $label $name differs from ${names[0]} by $gap relative ($lines steps)"
+      failed=1
+    else
+      echo "$label $name vs ${names[0]}: worst relative loss gap $gap"
+    fi
+  done
+}
+
+run_curves adamw-text "$work/text.tok" adamw 3e-3
+run_curves adamw-prompt-response "$work/sft.tok" adamw 3e-3
+run_curves lomo-text "$work/text.tok" lomo 0.1
+exit $failed
