@@ -24,6 +24,8 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string name() const = 0;
+  // What runs the kernels, in a line for the log (device, threads, math libraries).
+  virtual std::string describe() const = 0;
   virtual DeviceMemory& memory() = 0;
   // Sets the number of host threads kernels may use. Optional: default ignores it.
   virtual void set_threads(int threads) { (void)threads; }

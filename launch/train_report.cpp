@@ -30,7 +30,8 @@ double tokens_of(const StepRecord& r) {
 }  // namespace
 
 TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
-                         const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh)
+                         const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh,
+                         const std::string& device)
     : options_(o),
       predicted_(predicted),
       uniform_loss_(std::log(static_cast<double>(c.vocab_size))) {
@@ -49,9 +50,10 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
       mesh.dp * o.micro_batch * o.grad_accum * o.seq_len);
   std::printf(
       "llmft: %s, lr %g (%s, warmup %d, min %g), weight decay %g, clip %g, %d steps, "
-      "seed %llu, device %s\n",
+      "seed %llu\n",
       o.optimizer.c_str(), o.lr, o.lr_schedule.c_str(), o.warmup, o.min_lr, o.weight_decay,
-      o.clip_grad, o.steps, static_cast<unsigned long long>(o.seed), o.device.c_str());
+      o.clip_grad, o.steps, static_cast<unsigned long long>(o.seed));
+  std::printf("llmft: device %s\n", device.c_str());
   std::printf("llmft: predicted peak memory %s at %s: %s\n",
               format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
               predicted.peak_phase.c_str(), describe_bytes(predicted.at_peak).c_str());

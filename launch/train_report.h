@@ -30,9 +30,10 @@ struct StepRecord {
 
 class TrainReport {
  public:
-  // Prints the configuration lines.
+  // Prints the configuration lines; `device` is the backend's describe().
   TrainReport(const TrainOptions& options, const ModelConfig& config,
-              const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh);
+              const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh,
+              const std::string& device);
   void validation(int step, double loss);
   void step(const StepRecord& record, const std::optional<double>& val_loss);
   io::Json metrics_json(const StepRecord& record, const std::optional<double>& val_loss) const;

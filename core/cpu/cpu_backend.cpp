@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "core/byte_size.h"
+#include "core/cpu/blas_kernel.h"
 #include "core/cpu/cpu_kernels.h"
 #include "core/cpu/dtype_kernels.h"
 #include "core/error.h"
@@ -58,6 +60,16 @@ void* CpuMemory::allocate(size_t bytes) {
 
 void CpuMemory::release(void* ptr, size_t bytes) {
   cached_[bytes].push_back(ptr);
+}
+
+CpuBackend::CpuBackend() {
+  cpu::select_blas_kernel();
+}
+
+std::string CpuBackend::describe() const {
+  const cpu::BlasReport& blas = cpu::select_blas_kernel();
+  return "cpu, " + std::to_string(omp_get_max_threads()) + " threads per rank; BLAS " +
+         blas.library + "; kernel " + blas.kernel + " (" + blas.how + ")";
 }
 
 void CpuBackend::set_threads(int threads) {

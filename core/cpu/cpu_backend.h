@@ -1,6 +1,8 @@
 // CpuBackend: the reference Backend. Device memory is host memory (64-byte aligned),
 // kernels run synchronously on the calling thread plus an OpenMP team, and matrix
-// products go to OpenBLAS. Every test runs on it; the CUDA backend must agree with it.
+// products go to OpenBLAS. Every reduction inside a kernel adds in a fixed order, so
+// results do not depend on the number of threads (core/cpu/ordered_reduce.h). Every test
+// runs on it; the CUDA backend must agree with it.
 #pragma once
 
 #include <unordered_map>
@@ -29,7 +31,10 @@ class CpuMemory : public DeviceMemory {
 
 class CpuBackend : public Backend {
  public:
+  // Makes sure OpenBLAS runs a kernel that suits this CPU (core/cpu/blas_kernel.h).
+  CpuBackend();
   std::string name() const override { return "cpu"; }
+  std::string describe() const override;
   DeviceMemory& memory() override { return memory_; }
   void set_threads(int threads) override;
   void synchronize() override {}
