@@ -20,11 +20,14 @@
 #include "parallel/mesh.h"
 #include "parallel/planner/step_collectives.h"
 #include "parallel/tp_gather.h"
+#include "tests/support/parity.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
 
 using namespace llmft;
+using testing::kFp32Parity;
 using testing::random_tokens;
+using testing::relative_gap;
 
 namespace {
 
@@ -38,16 +41,6 @@ std::vector<float> random_vector(size_t n, std::mt19937_64& rng) {
   std::vector<float> v(n);
   for (float& x : v) x = normal(rng);
   return v;
-}
-
-// max |a - b| relative to max |b|.
-double relative_gap(const std::vector<float>& a, const std::vector<float>& b) {
-  double gap = 0, scale = 1e-30;
-  for (size_t i = 0; i < b.size(); ++i) {
-    gap = std::max(gap, double(std::fabs(a[i] - b[i])));
-    scale = std::max(scale, double(std::fabs(b[i])));
-  }
-  return gap / scale;
 }
 
 Tensor host(std::vector<float>& v, Shape shape) {
@@ -202,10 +195,11 @@ TEST_CASE("tensor-parallel training equals one rank, alone and in dp x tp meshes
           const StepStats s =
               single.engine->train_step({MicroBatch{rows, T, inputs.data(), targets.data()}}, step);
           worst_loss = std::max(worst_loss, std::fabs(p.loss - s.loss) / s.loss);
-          CHECK(p.grad_norm == doctest::Approx(s.grad_norm).epsilon(1e-4));
+          CHECK(p.grad_norm == doctest::Approx(s.grad_norm).epsilon(kFp32Parity));
         }
-        CHECK(worst_loss < 1e-5);
-        CHECK(relative_gap(whole_params(parallel, c, o.tensor_parallel), single.params()) < 1e-5);
+        CHECK(worst_loss < kFp32Parity);
+        CHECK(testing::weight_gap(c, whole_params(parallel, c, o.tensor_parallel),
+                                  single.params()) < kFp32Parity);
       }
     }
   }

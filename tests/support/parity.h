@@ -1,0 +1,72 @@
+// How tests compare two fp32 training runs that differ only in the order their sums are
+// added: another layout (ranks, micro-batches, tensor-parallel slices: GEMMs of other
+// shapes, reductions over other groupings) or another machine (BLAS kernel, threads).
+//
+// The tolerance, kFp32Parity, relative: reordering a sum of K terms changes it by about
+// sqrt(K) u relative (at most K u; u = 2^-24). The largest sums in these tests are the
+// weight gradients' sums over a global batch of at most 256 rows and the vocabulary-wide
+// softmax sums (61 terms), so gradients differ by about 16 u ~ 1e-6 and at most
+// 256 u ~ 1.5e-5 relative. AdamW's update m / (sqrt(v) + eps) does not grow a relative
+// gradient change, and 8-10 steps at lr <= 0.1 move weights by far less than their size,
+// so losses and weights stay within ~1e-6 of each other (measured: at most 2e-7 for the
+// losses, 2e-6 for the weights, on every OpenBLAS kernel this CPU runs, 1 and 2 threads).
+// 1e-5 leaves the worst case of the gradient sums and some growth over the steps.
+//
+// One exception: GPT-2's key bias. Adding a constant to every key score of a query does
+// not change its softmax, so the key bias's gradient is zero in exact arithmetic and its
+// computed gradient is rounding residue; Adam normalises that residue into steps of up to
+// lr x residue / eps, whose sign is the sign of the residue. Its value is arbitrary and
+// changes nothing the model computes, so weight comparisons leave it out.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/model_config.h"
+#include "core/unit_layout.h"
+
+namespace llmft::testing {
+
+constexpr double kFp32Parity = 1e-5;
+
+// max |a - b| relative to max |b|.
+inline double relative_gap(const std::vector<float>& a, const std::vector<float>& b) {
+  double gap = 0, scale = 1e-30;
+  for (size_t i = 0; i < b.size(); ++i) {
+    gap = std::max(gap, double(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, double(std::fabs(b[i])));
+  }
+  return gap / scale;
+}
+
+// The whole model's flat weights (unit after unit, as TestTrainer::params() lists them)
+// without the elements no training run determines: GPT-2's key bias (see above).
+inline std::vector<float> determined_weights(const ModelConfig& c, const std::vector<float>& all) {
+  std::vector<float> kept;
+  int64_t unit_start = 0;
+  for (const UnitLayout& u : unit_layouts(c)) {
+    for (const ParamInfo& p : u.params) {
+      const std::string suffix = "attn.c_attn.bias";  // q | k | v, each a third
+      const bool qkv_bias =
+          p.name.size() >= suffix.size() &&
+          p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      const int64_t third = p.numel() / 3;
+      for (int64_t i = 0; i < p.numel(); ++i) {
+        if (qkv_bias && i >= third && i < 2 * third) continue;
+        kept.push_back(all[unit_start + p.offset + i]);
+      }
+    }
+    unit_start += u.numel;
+  }
+  return kept;
+}
+
+// relative_gap over the determined weights.
+inline double weight_gap(const ModelConfig& c, const std::vector<float>& a,
+                         const std::vector<float>& b) {
+  return relative_gap(determined_weights(c, a), determined_weights(c, b));
+}
+
+}  // namespace llmft::testing
