@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,29 @@ inline std::vector<float> determined_weights(const ModelConfig& c, const std::ve
   }
   return kept;
 }
+
+// |a - b| / |b|.
+inline double relative_difference(double a, double b) {
+  return std::fabs(a - b) / std::fabs(b);
+}
+
+// The largest gaps a test saw over its runs, for its closing MESSAGE (the figures that
+// justify kFp32Parity above).
+struct WorstGaps {
+  double loss = 0, grad_norm = 0, weights = 0;
+  void add(double loss_gap, double grad_norm_gap, double weight_gap) {
+    loss = std::max(loss, loss_gap);
+    grad_norm = std::max(grad_norm, grad_norm_gap);
+    weights = std::max(weights, weight_gap);
+  }
+  std::string summary() const {
+    char text[128];
+    std::snprintf(text, sizeof text,
+                  "worst relative gaps: loss %.2g, gradient norm %.2g, weights %.2g", loss,
+                  grad_norm, weights);
+    return text;
+  }
+};
 
 // relative_gap over the determined weights.
 inline double weight_gap(const ModelConfig& c, const std::vector<float>& a,
