@@ -97,8 +97,10 @@ TEST_CASE("AdaLomo matches a reference implementation of its update") {
                      Tensor(grads.data(), DType::f32, {41}), 0.01f, 0.5f);
     matrix.step({grads.begin(), grads.begin() + 35}, t, 0.01, 0.05, 0.5);
     vector.step({grads.begin() + 35, grads.end()}, t, 0.01, 0.0, 0.5);
-    for (int i = 0; i < 35; ++i) CHECK(params[i] == doctest::Approx(matrix.param[i]).epsilon(1e-5));
-    for (int i = 0; i < 6; ++i)
-      CHECK(params[35 + i] == doctest::Approx(vector.param[i]).epsilon(1e-5));
+    // f32 against double: a step rounds a few dozen operations per weight (u = 6e-8
+    // relative each) and the grouped normalisation sums 35 squares; on weights of size
+    // ~0.1 that is ~1e-7 a step. 1e-5 absolute (1e-4 of a weight) covers five steps.
+    for (int i = 0; i < 35; ++i) CHECK(std::fabs(params[i] - matrix.param[i]) < 1e-5);
+    for (int i = 0; i < 6; ++i) CHECK(std::fabs(params[35 + i] - vector.param[i]) < 1e-5);
   }
 }

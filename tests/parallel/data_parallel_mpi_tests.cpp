@@ -209,7 +209,9 @@ TEST_CASE("each ZeRO stage moves about 2x (stage 3: 3x) the parameters per rank 
         4.0;
     const double ratio = elements / static_cast<double>(params);
     MESSAGE("ZeRO-" << zero << ": " << ratio << " x parameters per rank (x (n-1)/n on a ring)");
-    CHECK(ratio == doctest::Approx(zero == 3 ? 3.0 : 2.0).epsilon(0.02));
+    // Counted bytes, not rounding: units padded to a multiple of n and the step's 4-byte
+    // scalars add 1e-4 to 3e-4 of the parameters here (measured 2.0003).
+    CHECK(ratio == doctest::Approx(zero == 3 ? 3.0 : 2.0).epsilon(0.002));
   }
 }
 
@@ -236,13 +238,10 @@ TEST_CASE("the memory model holds on every rank for every ZeRO stage, optimizer 
         shape.rank = world.rank();
         const MemoryPrediction p = predict_memory(c, shape);
         for (int i = 0; i < kMemoryCategoryCount; ++i) {
-          const double measured = static_cast<double>(t.alloc.peak_by_category()[i]);
           CAPTURE(std::string(memory_category_name(static_cast<MemoryCategory>(i))));
-          CHECK(std::fabs(static_cast<double>(p.peak_by_category[i]) - measured) <=
-                0.01 * measured);
+          CHECK(p.peak_by_category[i] == t.alloc.peak_by_category()[i]);
         }
-        const double measured = static_cast<double>(t.alloc.total_peak());
-        CHECK(std::fabs(static_cast<double>(p.peak_total) - measured) <= 0.01 * measured);
+        CHECK(p.peak_total == t.alloc.total_peak());
       }
     }
   }

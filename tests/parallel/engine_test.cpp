@@ -16,6 +16,7 @@
 #include "io/token_file.h"
 #include "parallel/engine.h"
 
+#include "tests/support/parity.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
 
@@ -49,13 +50,16 @@ TEST_CASE("gradient accumulation over micro-batches equals one batch of their un
                                           MicroBatch{3, T, inputs.data() + T, targets.data() + T}},
                                          1);
   CHECK(a.target_tokens == 4 * T - 1);
-  CHECK(b.loss == doctest::Approx(a.loss).epsilon(1e-6));
-  CHECK(b.grad_norm == doctest::Approx(a.grad_norm).epsilon(1e-5));
-  auto pa = whole.params(), pb = split.params();
-  double max_diff = 0;
-  for (size_t i = 0; i < pa.size(); ++i)
-    max_diff = std::max(max_diff, double(std::fabs(pa[i] - pb[i])));
-  CHECK(max_diff < 1e-6);
+  // The same sums over 64 rows, split 16 + 48: only the order of additions differs
+  // (tests/support/parity.h).
+  CHECK(testing::relative_difference(b.loss, a.loss) < testing::kFp32Parity);
+  CHECK(testing::relative_difference(b.grad_norm, a.grad_norm) < testing::kFp32Parity);
+  for (int u = 0; u < static_cast<int>(whole.model->units().size()); ++u) {
+    CAPTURE(u);
+    CHECK(testing::relative_gap(split.engine->read_grads(u), whole.engine->read_grads(u)) <
+          testing::kFp32Parity);
+  }
+  CHECK(testing::weight_gap(c, split.params(), whole.params()) < testing::kFp32Parity);
 }
 
 TEST_CASE("gradient clipping limits the SGD update to lr x max norm") {
@@ -75,7 +79,11 @@ TEST_CASE("gradient clipping limits the SGD update to lr x max norm") {
   double sq = 0;
   for (size_t i = 0; i < before.size(); ++i)
     sq += double(after[i] - before[i]) * (after[i] - before[i]);
-  CHECK(std::sqrt(sq) == doctest::Approx(0.5 * 0.01).epsilon(1e-3));
+  // In exact arithmetic the update's norm is lr x max norm = 0.005. Each updated weight is
+  // rounded to f32, off by up to half an ulp of the weight: the ~160 norm weights of
+  // size 1 (6e-8 each) and the ~10^4 others of size ~0.02 (1e-9) move the norm by at most
+  // ~1e-6, 2e-4 of it.
+  CHECK(testing::relative_difference(std::sqrt(sq), 0.5 * 0.01) < 1e-3);
 }
 
 TEST_CASE("training on the bundled corpus lowers the validation loss: adamw, lomo, adalomo") {
@@ -109,6 +117,8 @@ TEST_CASE("training on the bundled corpus lowers the validation loss: adamw, lom
     o.clip_grad = 1.0f;
     TestTrainer rig(small_gpt2(), o);
     const double before = rig.engine->evaluate(to_views(val_batches));
+    // Behaviour, not rounding: weights drawn with std 0.02 give near-uniform predictions
+    // (loss ln 257), and 80 steps must learn much of the text (measured: below half).
     CHECK(before == doctest::Approx(std::log(257.0)).epsilon(0.05));
     io::DataLoader loader(train, T, 1);
     for (int step = 1; step <= 80; ++step) {

@@ -60,7 +60,7 @@ TEST_CASE("bf16 and fp16 weights track the fp32 loss curve over 50 steps") {
   for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
     const ModelConfig c = tiny(family);
     const std::vector<double> f32 = loss_curve(c, DType::f32, data);
-    CHECK(f32.back() < 0.75 * f32.front());
+    CHECK(f32.back() < 0.75 * f32.front());  // it learns (behaviour, not rounding)
     for (DType dtype : {DType::bf16, DType::f16}) {
       const std::vector<double> low = loss_curve(c, dtype, data);
       double worst = 0, mean = 0;
@@ -75,7 +75,10 @@ TEST_CASE("bf16 and fp16 weights track the fp32 loss curve over 50 steps") {
               << " vs fp32 " << f32.back() << "; relative gap mean " << mean << ", worst " << worst
               << " at step " << worst_step);
       // bf16 keeps 8 mantissa bits, fp16 11: the weights round to those after every step,
-      // so the curves drift apart a little while the loss falls fast, and rejoin.
+      // so the curves drift apart a little while the loss falls fast, and rejoin
+      // (measured: mean gaps 0.16% bf16 and 0.05% fp16 for GPT-2, 0.015% and 0.002% for
+      // LLaMA). The bounds are 10x and more above those; the BLAS kernel's order of
+      // addition (~1e-7) is far below both.
       CHECK(mean < (dtype == DType::bf16 ? 0.02 : 0.01));
       CHECK(std::fabs(low.back() - f32.back()) < 0.01 * f32.back());
     }

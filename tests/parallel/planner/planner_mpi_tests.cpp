@@ -1,5 +1,5 @@
 // The memory model and the planner on real runs under mpiexec -n 4 (CPU allocator):
-// the prediction equals the measured peak within 1%, in total and per category, on every
+// the prediction equals the measured peak to the byte, in total and per category, on every
 // rank across families x dtypes x optimizers x ZeRO stages x tp x checkpointing x
 // micro-batch; and the layout the planner chooses for a memory budget trains under that
 // budget (the allocator refuses any allocation past it) at the predicted peak.
@@ -74,7 +74,6 @@ struct MeshTrainer {
 TEST_CASE("the memory model equals the measured peak on every rank across the matrix") {
   MpiCommunicator world(MPI_COMM_WORLD, 120);
   const int T = 8;
-  double worst_error = 0;
   int runs = 0;
   for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
     const ModelConfig c = model(family);
@@ -104,14 +103,10 @@ TEST_CASE("the memory model equals the measured peak on every rank across the ma
                 const MemoryPrediction p = predict_memory(
                     c, t.shape(RunShape{micro, T, dtype, checkpointing, o.optimizer, true}));
                 const Allocator& alloc = t.trainer.alloc;
-                const double measured = static_cast<double>(alloc.total_peak());
-                const double error = std::fabs(p.peak_total - measured) / measured;
-                worst_error = std::max(worst_error, error);
-                CHECK(error <= 0.01);
+                CHECK(p.peak_total == alloc.total_peak());
                 for (int k = 0; k < kMemoryCategoryCount; ++k) {
                   CAPTURE(memory_category_name(static_cast<MemoryCategory>(k)));
-                  const double m = static_cast<double>(alloc.peak_by_category()[k]);
-                  CHECK(std::fabs(p.peak_by_category[k] - m) <= 0.01 * std::max(m, 1.0));
+                  CHECK(p.peak_by_category[k] == alloc.peak_by_category()[k]);
                 }
                 ++runs;
               }
@@ -122,7 +117,7 @@ TEST_CASE("the memory model equals the measured peak on every rank across the ma
     }
   }
   if (world.rank() == 0) {
-    MESSAGE(runs << " runs x 4 ranks: worst total error " << worst_error * 100 << "%");
+    MESSAGE(runs << " runs x 4 ranks: every prediction equal to the measured peak");
   }
 }
 
@@ -156,9 +151,8 @@ TEST_CASE("the planner's choice for a memory budget trains within it at the pred
     // The allocator refuses (throws) any allocation past the usable budget.
     MeshTrainer t(world, c, o, l.tp, l.zero_stage, l.activation_checkpointing, result.usable_bytes);
     t.train(l.micro_batch, l.grad_accum, 16, c.vocab_size);
-    const double measured = static_cast<double>(t.trainer.alloc.total_peak());
-    CHECK(measured <= static_cast<double>(result.usable_bytes));
-    CHECK(std::fabs(static_cast<double>(result.chosen()->memory.peak) - measured) <=
-          0.01 * static_cast<double>(result.chosen()->memory.peak));
+    CHECK(t.trainer.alloc.total_peak() <= result.usable_bytes);
+    // On CPU the planner adds no device overhead: its peak is the memory model's.
+    CHECK(result.chosen()->memory.peak == t.trainer.alloc.total_peak());
   }
 }
