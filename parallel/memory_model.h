@@ -7,7 +7,7 @@
 // the gradients' reduction buffers, the fused optimizers' norm pass, and the update —
 // rounding every allocation as the Allocator does. Under tensor parallelism the units are
 // the rank's slices and the activations its heads', MLP columns' and vocabulary rows'. Tests hold
-// it to within 1% of the allocator's measured peak, per category and in total, on every rank.
+// it equal to the allocator's measured peak, per category and in total, on every rank.
 #pragma once
 
 #include <string>
