@@ -1,5 +1,5 @@
-// The categories every byte of device memory is accounted under (DESIGN.md,
-// invariant 1). The memory model predicts the same categories.
+// The categories every byte of device memory is accounted under (docs/ARCHITECTURE.md,
+// "The pieces of a step"). The memory model predicts the same categories.
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
 // Engine: runs training steps of a Model on one rank. It owns every unit's parameter
 // buffer (params, in the stored dtype), the optimizer, the learning-rate schedule,
 // gradient clipping and loss scaling, and sequences units so that a parallel strategy
-// can act between them (DESIGN.md, "One step, as data flowing").
+// can act between them (docs/ARCHITECTURE.md, "The life of a training step").
 //
 // Two kinds of step:
 //  - accumulate (sgd, adamw): every unit has a stored gradient (grads) summed over the

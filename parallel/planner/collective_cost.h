@@ -1,4 +1,4 @@
-// The time of a collective under the ring algorithms (REFERENCES.md): over n ranks an
+// The time of a collective under the ring algorithms (Patarasuk and Yuan 2009): over n ranks an
 // all-reduce of B bytes sends 2(n-1)/n x B per rank in 2(n-1) steps, a reduce-scatter or
 // an all-gather (n-1)/n x B in n-1 steps (a pipelined broadcast likewise), and every step
 // pays the link's latency.

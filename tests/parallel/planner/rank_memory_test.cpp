@@ -1,4 +1,4 @@
-// The planner's memory against the ZeRO paper's bytes per parameter (REFERENCES.md):
+// The planner's memory against the ZeRO paper's bytes per parameter (Rajbhandari et al. 2020):
 // mixed-precision AdamW keeps 2 + 2 + 12 = 16 B/param replicated; stage 1 4 + 12/N,
 // stage 2 2 + 14/N, stage 3 16/N, plus from stage 2 on the working set of one unit's
 // transient f32 gradient.
