@@ -22,13 +22,13 @@ Buffer Allocator::allocate(size_t bytes, MemoryCategory category, const std::str
   if (budget_ != 0 && usage_.total_current() + rounded > budget_) {
     LLMFT_FAIL("out of device memory: allocating "
                << format_bytes(rounded) << " for " << what << " (" << memory_category_name(category)
-               << ") needs " << format_bytes(usage_.total_current() + rounded)
+               << (phase_.empty() ? "" : ", during " + phase_) << ") needs " << format_bytes(usage_.total_current() + rounded)
                << " in all, over the budget of " << format_bytes(budget_)
                << "; in use: " << describe_bytes(usage_.current_by_category())
                << ". Raise --device-memory, or lower --micro-batch or --seq-len");
   }
   void* ptr = memory_.allocate(rounded);
-  usage_.add(category, rounded);
+  if (usage_.add(category, rounded)) peak_phase_ = phase_;
   return Buffer(this, ptr, bytes, rounded, category);
 }
 

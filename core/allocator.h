@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "core/memory_category.h"
 #include "core/memory_usage.h"
@@ -54,6 +55,11 @@ class Allocator {
   const CategoryBytes& at_total_peak() const { return usage_.at_total_peak(); }
   // Starts a new peak window at the current usage.
   void reset_peaks() { usage_.reset_peaks(); }
+  // Names what the program is doing from now on (e.g. "backward of block 3"), so that
+  // the peak and an out-of-memory error can say where they happened.
+  void set_phase(std::string phase) { phase_ = std::move(phase); }
+  // The phase during which the total last reached its peak ("" before any phase is set).
+  const std::string& peak_phase() const { return peak_phase_; }
 
  private:
   friend class Buffer;
@@ -62,6 +68,7 @@ class Allocator {
   DeviceMemory& memory_;
   size_t budget_;
   MemoryUsage usage_;
+  std::string phase_, peak_phase_;
 };
 
 // One allocation, released when the Buffer is destroyed or reset. Move-only.

@@ -1,6 +1,6 @@
 // MemoryUsage: bytes in use per MemoryCategory and in total, with each category's peak,
 // the total's peak and the breakdown at that moment. The Allocator keeps one for what it
-// hands out; the memory model keeps one for its replay of a step.
+// hands out.
 #pragma once
 
 #include <cstddef>

@@ -27,6 +27,7 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
       options_(options),
       scaler_(options.loss_scale) {
   LLMFT_REQUIRE(options_.dtype != DType::i32, "internal: weights cannot be stored as i32");
+  alloc_.set_phase("weights and optimizer state");
   LLMFT_REQUIRE(options_.zero_stage >= 0 && options_.zero_stage <= 3,
                 "--zero " << options_.zero_stage << ": ZeRO stages are 0, 1, 2 and 3");
   if (ranks() == 1) options_.zero_stage = 0;  // one rank: nothing to shard across
@@ -52,6 +53,7 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
   const bool has_master = stored_grads && options_.dtype != DType::f32;
   for (size_t u = 0; u < units.size(); ++u) {
     allocate_unit(static_cast<int>(u), stored_grads, has_master);
+    if (!options_.initialize) continue;
     // This rank's slice of the whole model's initial values; padding rows stay zero.
     std::vector<float> host(static_cast<size_t>(units[u].numel), 0.0f);
     for (const ParamInfo& p : units[u].params) {
@@ -111,7 +113,16 @@ std::vector<int> Engine::units_read_by(int unit) const {
   return units;
 }
 
+void Engine::set_unit_phase(const std::string& pass, int unit) {
+  const std::string& name = model_.units()[unit].name;  // "embedding", "block.3", "head"
+  const size_t dot = name.find('.');
+  const std::string what =
+      dot == std::string::npos ? "the " + name : name.substr(0, dot) + " " + name.substr(dot + 1);
+  alloc_.set_phase(pass + what);
+}
+
 void Engine::forward() {
+  alloc_.set_phase("forward");
   const int n = static_cast<int>(model_.units().size());
   for (int u = 0; u < n; ++u) {
     const std::vector<int> units = units_read_by(u);
@@ -126,6 +137,7 @@ double Engine::backward(bool reduce) {
   const int n = static_cast<int>(model_.units().size());
   std::vector<std::unique_ptr<CommRequest>> pending;
   for (int u = n - 1; u >= 0; --u) {
+    set_unit_phase("backward of ", u);
     const std::vector<int> units = units_read_by(u);
     work_->acquire_params(units);
     if (u > 0) work_->prefetch_params(units_read_by(u - 1));
@@ -257,6 +269,7 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
     stats.exposed_comm_seconds += backward(m + 1 == micro_batches.size());
     model_.end_micro_batch();
   }
+  alloc_.set_phase("optimizer update");
   stats.loss = sum_over_ranks(model_.loss_sum()) / static_cast<double>(stats.target_tokens);
   // ZeRO-1: each rank sums its shard of every unit's gradient now.
   std::vector<Buffer> shards;
@@ -352,6 +365,7 @@ double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep
   be_.fill(sum, 0.0f);
   const int n = static_cast<int>(model_.units().size());
   for (int u = n - 1; u >= 0; --u) {
+    set_unit_phase(update ? "backward of " : "norm pass: backward of ", u);
     const std::vector<int> units = units_read_by(u);
     work_->acquire_params(units);
     if (u > 0) work_->prefetch_params(units_read_by(u - 1));

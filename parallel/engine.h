@@ -61,6 +61,7 @@ struct EngineOptions {
   float clip_grad = 0.0f;      // global-norm clipping; <= 0 disables
   LossScaleConfig loss_scale;  // enabled only makes sense with fp16
   uint64_t seed = 1234;        // initial weights
+  bool initialize = true;      // false: leave the weights unset (a dry run on a counting device)
   bool trainable = true;       // false: parameters only (no gradients, no optimizer state)
   Communicator* data_parallel = nullptr;  // the data-parallel group; null: one rank
   int zero_stage = 0;                     // 0 (DDP) .. 3
@@ -111,6 +112,8 @@ class Engine {
   bool fused_scatter() const;
   void allocate_unit(int unit, bool stored_grads, bool has_master);
   void forward();
+  // Tells the allocator that `pass` (e.g. "backward of ") runs on `unit` now.
+  void set_unit_phase(const std::string& pass, int unit);
   // `reduce`: reduce each unit's gradient once the step's last micro-batch completes it.
   // Returns the seconds spent waiting for the reductions after the last unit.
   double backward(bool reduce);
@@ -138,8 +141,8 @@ class Engine {
   StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, StepStats stats);
   void update_accumulated(int unit, const Tensor& grads, float lr, float grad_scale);
   StepStats fused_step(const MicroBatch& batch, StepStats stats);
-  // One fused backward pass; updates the units when `update`, else only measures.
-  // Returns the sum of squares of all gradients over all ranks.
+  // One fused backward pass; updates the units when `update`, else only measures (the
+  // norm pass). Returns the sum of squares of all gradients over all ranks.
   double fused_backward(bool update, float lr, float grad_scale, bool keep_activations);
   // Reduces a unit's transient gradient, adds its square sum to `sum` and, when
   // `update`, applies the fused update.

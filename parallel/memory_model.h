@@ -1,13 +1,12 @@
-// The memory model: predicts a rank's peak device memory per allocator category from
-// the model config and the run's shape alone, before anything is allocated. It replays
-// the step's timeline on a MemoryTimeline — weights, gradients and optimizer state as
-// the ZeRO stage lays them out on this rank; forward unit by unit (gathering ZeRO-3
-// weights, converting 16-bit ones); backward in reverse with each layer's activations
-// and temporaries as its header comment states (core/gpt2, core/llama, core/decoder),
-// the gradients' reduction buffers, the fused optimizers' norm pass, and the update —
-// rounding every allocation as the Allocator does. Under tensor parallelism the units are
-// the rank's slices and the activations its heads', MLP columns' and vocabulary rows'. Tests hold
-// it equal to the allocator's measured peak, per category and in total, on every rank.
+// The memory model: predicts a rank's peak device memory per allocator category, before
+// anything is allocated, by running the real thing on nothing: one training step of the
+// real Model and Engine for the run's shape and this rank's place in the layout, on a
+// counting device (core/counting/counting_backend.h: kernels that do nothing, addresses
+// without memory) with counting communicators for its groups (comm/counting_communicator.h),
+// through a tracking Allocator that records every allocation, its category and the phase
+// of the step (docs/ARCHITECTURE.md). So the prediction follows from the code that
+// allocates, and there is no second account of it to keep in step. Tests hold it equal to
+// the allocator's measured peak of a real run, per category and in total, on every rank.
 #pragma once
 
 #include <string>

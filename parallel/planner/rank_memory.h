@@ -6,7 +6,7 @@
 // data-parallel size and the last ranks own fewer real elements, and the tensor-parallel
 // shards are even. So the first and last rank of each group bound every rank, and the
 // memory model runs for data-parallel ranks {0, dp-1} x tensor-parallel ranks {0, tp-1}:
-// at most four replays per layout, whatever the world size.
+// at most four dry runs per layout, whatever the world size.
 #pragma once
 
 #include <string>

@@ -1,0 +1,64 @@
+#include "core/counting/counting_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace llmft {
+
+CountingMemory::~CountingMemory() {
+  for (const auto& [address, bytes] : real_) std::free(reinterpret_cast<void*>(address));
+}
+
+void* CountingMemory::allocate(size_t bytes) {
+  if (bytes <= kRealBytes) {
+    void* ptr = std::calloc(1, bytes > 0 ? bytes : 1);
+    LLMFT_REQUIRE(ptr != nullptr,
+                  "counting device: the host could not provide " << bytes << " bytes");
+    real_[reinterpret_cast<uintptr_t>(ptr)] = bytes;
+    return ptr;
+  }
+  void* ptr = reinterpret_cast<void*>(next_address_);
+  next_address_ += bytes;
+  return ptr;
+}
+
+void CountingMemory::release(void* ptr, size_t) {
+  const auto it = real_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == real_.end()) return;
+  std::free(ptr);
+  real_.erase(it);
+}
+
+bool CountingMemory::is_real(const void* ptr) const {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+  auto it = real_.upper_bound(address);
+  if (it == real_.begin()) return false;
+  --it;
+  return address < it->first + it->second;
+}
+
+std::string CountingBackend::describe() const {
+  return "counting (no kernels, addresses without memory; stands for the cpu backend)";
+}
+
+void CountingBackend::copy_to_device(Tensor dst, const void* host_src) {
+  if (memory_.is_real(dst.data)) std::memcpy(dst.data, host_src, dst.bytes());
+}
+
+void CountingBackend::copy_to_host(void* host_dst, Tensor src) {
+  if (memory_.is_real(src.data)) {
+    std::memcpy(host_dst, src.data, src.bytes());
+  } else {
+    std::memset(host_dst, 0, src.bytes());
+  }
+}
+
+void CountingBackend::copy(Tensor dst, Tensor src) {
+  if (memory_.is_real(dst.data) && memory_.is_real(src.data)) {
+    std::memcpy(dst.data, src.data, src.bytes());
+  }
+}
+
+}  // namespace llmft

@@ -1,0 +1,89 @@
+// CountingBackend: a device that only counts. Its kernels do nothing and its memory has
+// addresses but no bytes, so the real Model and Engine can run a step on it to learn
+// what that step allocates, when, and under which category, without computing anything
+// or owning the memory (the memory model, parallel/memory_model.h, is such a dry run).
+// It stands for the CPU backend: the code that allocates decides by the backend's
+// behaviour, and today the CPU's is the only one.
+//
+// Buffers of at most kRealBytes are real host memory, and the copy hooks move their bytes:
+// the step's scalars (token counts, loss sums, norms) then read back as written. Larger
+// buffers read back as zeros.
+//
+// Thread-safety: one per dry run, used from one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "core/backend.h"
+
+namespace llmft {
+
+class CountingMemory : public DeviceMemory {
+ public:
+  static constexpr size_t kRealBytes = 4096;
+
+  CountingMemory() = default;
+  CountingMemory(const CountingMemory&) = delete;
+  CountingMemory& operator=(const CountingMemory&) = delete;
+  ~CountingMemory() override;
+  void* allocate(size_t bytes) override;
+  void release(void* ptr, size_t bytes) override;
+  // Whether `ptr` points into a real (small) buffer.
+  bool is_real(const void* ptr) const;
+
+ private:
+  // Above 2^48, where no x86-64 or AArch64 process maps memory: never a real address.
+  uintptr_t next_address_ = uintptr_t{1} << 52;
+  std::map<uintptr_t, size_t> real_;  // real buffers: start address -> bytes
+};
+
+class CountingBackend : public Backend {
+ public:
+  std::string name() const override { return "counting"; }
+  std::string describe() const override;
+  DeviceMemory& memory() override { return memory_; }
+  void synchronize() override {}
+
+  void copy_to_device(Tensor dst, const void* host_src) override;
+  void copy_to_host(void* host_dst, Tensor src) override;
+  void copy(Tensor dst, Tensor src) override;
+  void fill(Tensor, float) override {}
+  void convert(Tensor, Tensor) override {}
+
+  void linear_forward(Tensor, Tensor, Tensor, Tensor) override {}
+  void linear_backward(Tensor, bool, Tensor, Tensor, Tensor, Tensor, Tensor) override {}
+  void embedding_forward(Tensor, Tensor, Tensor, Tensor, int64_t, int64_t) override {}
+  void embedding_backward(Tensor, Tensor, Tensor, Tensor, int64_t) override {}
+  void layernorm_forward(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, float) override {}
+  void layernorm_backward(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) override {
+  }
+  void rmsnorm_forward(Tensor, Tensor, Tensor, Tensor, float) override {}
+  void rmsnorm_backward(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) override {}
+  void rope_forward(Tensor, int, int, float, int64_t) override {}
+  void rope_backward(Tensor, int, int, float, int64_t) override {}
+  void attention_forward(Tensor, Tensor, Tensor, int, int, int64_t) override {}
+  void attention_backward(Tensor, Tensor, Tensor, Tensor, Tensor, int, int) override {}
+  void gelu_forward(Tensor, Tensor) override {}
+  void gelu_backward(Tensor, Tensor, Tensor) override {}
+  void swiglu_forward(Tensor, Tensor) override {}
+  void swiglu_backward(Tensor, Tensor, Tensor) override {}
+  void add_inplace(Tensor, Tensor) override {}
+  void cross_entropy_max(Tensor, Tensor, int64_t) override {}
+  void cross_entropy_sums(Tensor, Tensor, Tensor, int64_t, int64_t) override {}
+  void cross_entropy_finish(Tensor, Tensor, Tensor, Tensor, int64_t, float) override {}
+  void sum_squares(Tensor, Tensor) override {}
+  void adamw_update(Tensor, Tensor, Tensor, Tensor, float, float, float, float, float, float, float,
+                    float) override {}
+  void sgd_update(Tensor, Tensor, Tensor, float, float, float, float) override {}
+  void adalomo_square_sums(Tensor, Tensor, Tensor, float) override {}
+  void adalomo_moments(Tensor, Tensor, Tensor, Tensor, Tensor, int64_t, int64_t, float) override {}
+  void adalomo_norms(Tensor, Tensor, Tensor, Tensor, Tensor, int64_t, float) override {}
+  void adalomo_apply(Tensor, Tensor, Tensor, Tensor, Tensor, int64_t, int64_t, float, float,
+                     float) override {}
+
+ private:
+  CountingMemory memory_;
+};
+
+}  // namespace llmft
