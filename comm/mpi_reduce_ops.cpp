@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "comm/mpi_runtime.h"
-#include "core/cpu/float_traits.h"
+#include "core/float_traits.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -33,7 +33,7 @@ MPI_Op create_op(MPI_User_function* function) {
 using HalfMaxOps = std::array<MPI_Op, 2>;
 
 HalfMaxOps create_half_max_ops() {
-  return {create_op(max_of_halves<cpu::BF16>), create_op(max_of_halves<cpu::FP16>)};
+  return {create_op(max_of_halves<BF16>), create_op(max_of_halves<FP16>)};
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include "comm/mpi_reduce_ops.h"
 #include "comm/mpi_runtime.h"
-#include "core/cpu/float_traits.h"
+#include "core/float_traits.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -96,7 +96,7 @@ void OrderedSum::sum_received() {
   const bool whole = gather_ != MPI_COMM_NULL;
   void* out = static_cast<uint8_t*>(result_.data) +
               (whole ? static_cast<size_t>(offsets_[rank_]) * dtype_size(result_.dtype) : 0);
-  cpu::with_float_type(send_.dtype, [&](auto traits) {
+  with_float_type(send_.dtype, [&](auto traits) {
     using T = decltype(traits);
     add_in_rank_order<T>(static_cast<typename T::Storage*>(out),
                          reinterpret_cast<const typename T::Storage*>(received_.data()), ranks_,

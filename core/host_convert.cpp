@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/cpu/half.h"
+#include "core/half.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -17,7 +17,7 @@ std::vector<uint8_t> to_dtype_bytes(const float* values, int64_t count, DType dt
                 "internal: cannot convert weights to " << dtype_name(dtype));
   auto* out = reinterpret_cast<uint16_t*>(bytes.data());
   for (int64_t i = 0; i < count; ++i) {
-    out[i] = dtype == DType::bf16 ? cpu::float_to_bf16(values[i]) : cpu::float_to_fp16(values[i]);
+    out[i] = dtype == DType::bf16 ? float_to_bf16(values[i]) : float_to_fp16(values[i]);
   }
   return bytes;
 }
@@ -32,7 +32,7 @@ std::vector<float> from_dtype_bytes(const std::vector<uint8_t>& bytes, DType dty
                 "internal: cannot read weights stored as " << dtype_name(dtype));
   const auto* in = reinterpret_cast<const uint16_t*>(bytes.data());
   for (size_t i = 0; i < values.size(); ++i) {
-    values[i] = dtype == DType::bf16 ? cpu::bf16_to_float(in[i]) : cpu::fp16_to_float(in[i]);
+    values[i] = dtype == DType::bf16 ? bf16_to_float(in[i]) : fp16_to_float(in[i]);
   }
   return values;
 }

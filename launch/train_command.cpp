@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "comm/mpi_communicator.h"
+#include "comm/communicator_registry.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
 #include "core/error.h"
@@ -94,8 +94,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                              << " positions); use --seq-len " << config.max_seq_len << " or less");
 
   EngineOptions engine_options = engine_options_from(o);
-  std::unique_ptr<MpiCommunicator> world;
-  if (mpi.size() > 1) world = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, o.comm_timeout);
+  std::unique_ptr<Communicator> world;
+  if (mpi.size() > 1) world = make_world_communicator(o.comm, o.comm_timeout);
   std::unique_ptr<Backend> backend = make_backend(o.device);
   if (o.threads > 0) backend->set_threads(o.threads);
   if (o.auto_plan) {

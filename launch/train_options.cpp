@@ -1,5 +1,6 @@
 #include "launch/train_options.h"
 
+#include "comm/communicator_registry.h"
 #include "core/error.h"
 #include "optim/optimizer.h"
 
@@ -81,6 +82,8 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("no-calibrate", po::bool_switch(&o.no_calibrate),
        "with --auto-plan: use the device preset's figures instead of startup benchmarks "
        "(which are cached per host and world)")
+      ("comm", po::value(&o.comm)->default_value("auto"),
+       "collectives between ranks: auto (the best this build has), mpi")
       ("comm-timeout", po::value(&o.comm_timeout)->default_value(300.0),
        "seconds a collective may wait for the other ranks before the job aborts")
       ("log-every", po::value(&o.log_every)->default_value(10), "print a step line every N steps")
@@ -111,6 +114,7 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   LLMFT_REQUIRE(o.eval_windows > 0, "--eval-windows must be at least 1");
   LLMFT_REQUIRE(o.threads >= 0, "--threads must not be negative");
   LLMFT_REQUIRE(o.comm_timeout > 0, "--comm-timeout must be positive (seconds)");
+  require_communicator(o.comm);
   LLMFT_REQUIRE(o.zero >= 0 && o.zero <= 3,
                 "--zero " << o.zero << ": ZeRO stages are 0, 1, 2 and 3");
   LLMFT_REQUIRE(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,

@@ -11,7 +11,7 @@
 namespace llmft {
 
 struct TrainOptions {
-  std::string model, data, val_data, init_from, save_dir, metrics, device;
+  std::string model, data, val_data, init_from, save_dir, metrics, device, comm;
   int seq_len, micro_batch, grad_accum, steps, warmup, log_every, eval_every, eval_windows;
   int threads, zero, dp, tp;
   int global_batch;  // windows per optimizer step over all data-parallel ranks (0: derived)

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "core/cpu/cpu_kernels.h"
-#include "core/cpu/float_traits.h"
+#include "core/float_traits.h"
 #include "core/cpu/ordered_reduce.h"
 
 namespace llmft::cpu {

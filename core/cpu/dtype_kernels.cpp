@@ -1,6 +1,6 @@
 #include "core/cpu/dtype_kernels.h"
 
-#include "core/cpu/float_traits.h"
+#include "core/float_traits.h"
 #include "core/cpu/ordered_reduce.h"
 
 namespace llmft::cpu {

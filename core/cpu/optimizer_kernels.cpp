@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/cpu/cpu_kernels.h"
-#include "core/cpu/float_traits.h"
+#include "core/float_traits.h"
 
 namespace llmft::cpu {
 

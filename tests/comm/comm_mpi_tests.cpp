@@ -16,7 +16,7 @@
 #include "comm/failure_notice.h"
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
-#include "core/cpu/float_traits.h"
+#include "core/float_traits.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -34,7 +34,7 @@ class HostTensor {
   HostTensor(DType dtype, const std::vector<float>& values)
       : dtype_(dtype), numel_(static_cast<int64_t>(values.size())) {
     bytes_.resize(values.size() * dtype_size(dtype));
-    cpu::with_float_type(dtype, [&](auto traits) {
+    with_float_type(dtype, [&](auto traits) {
       using Traits = decltype(traits);
       auto* out = reinterpret_cast<typename Traits::Storage*>(bytes_.data());
       for (size_t i = 0; i < values.size(); ++i) out[i] = Traits::store(values[i]);
@@ -47,7 +47,7 @@ class HostTensor {
   Tensor tensor() { return Tensor(bytes_.data(), dtype_, {numel_}); }
   std::vector<float> values() const {
     std::vector<float> out(numel_);
-    cpu::with_float_type(dtype_, [&](auto traits) {
+    with_float_type(dtype_, [&](auto traits) {
       using Traits = decltype(traits);
       const auto* in = reinterpret_cast<const typename Traits::Storage*>(bytes_.data());
       for (int64_t i = 0; i < numel_; ++i) out[i] = Traits::load(in[i]);

@@ -5,9 +5,9 @@
 #include <initializer_list>
 #include <limits>
 
-#include "core/cpu/half.h"
+#include "core/half.h"
 
-using namespace llmft::cpu;
+using namespace llmft;
 
 TEST_CASE("bf16 rounds to nearest even and keeps specials") {
   CHECK(float_to_bf16(1.0f) == 0x3F80);

@@ -76,6 +76,8 @@ set_tests_properties(cli_config_file PROPERTIES FIXTURES_REQUIRED cli_data TIMEO
 
 cli_failure(bad_zero_stage "--zero 4: ZeRO stages are 0, 1, 2 and 3"
   --data ${cli_dir}/val.tok --zero 4 ${train_outputs})
+cli_failure(unknown_communicator "--comm bogus: unknown communicator; this build has: mpi"
+  --data ${cli_dir}/val.tok --comm bogus ${train_outputs})
 
 # Two ranks with ZeRO-3 train end to end through the llmft binary, evaluate, and save
 # (gathering the sharded weights on every rank, writing on rank 0).

@@ -12,7 +12,7 @@
 
 #include "comm/mpi_communicator.h"
 #include "core/cpu/cpu_backend.h"
-#include "core/cpu/half.h"
+#include "core/half.h"
 #include "core/model_factory.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
@@ -300,7 +300,7 @@ TEST_CASE("read weights are the f32 masters whatever the stage shards them into"
     CHECK(weights == reference);
     // Masters, not the stored bf16 weights: some hold bits that bf16 cannot.
     CHECK(std::any_of(weights.begin(), weights.end(),
-                      [](float w) { return cpu::bf16_to_float(cpu::float_to_bf16(w)) != w; }));
+                      [](float w) { return bf16_to_float(float_to_bf16(w)) != w; }));
   }
 }
 

@@ -1,4 +1,4 @@
-// bf16 and fp16 <-> f32 conversions on the CPU, bit-exact with round-to-nearest-even
+// bf16 and fp16 <-> f32 conversions on the host, bit-exact with round-to-nearest-even
 // (what torch's .to(torch.bfloat16) / .to(torch.float16) do), with inf and NaN kept.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace llmft::cpu {
+namespace llmft {
 
 inline uint32_t float_bits(float f) {
   uint32_t u;
@@ -55,4 +55,4 @@ inline float fp16_to_float(uint16_t h) {
   return bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
-}  // namespace llmft::cpu
+}  // namespace llmft

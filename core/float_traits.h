@@ -1,12 +1,12 @@
-// Storage traits of the float dtypes on the CPU (load to f32, store from f32) and a
+// Storage traits of the float dtypes on the host (load to f32, store from f32) and a
 // dispatcher that runs a templated loop for a tensor's dtype.
 #pragma once
 
-#include "core/cpu/half.h"
+#include "core/half.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
-namespace llmft::cpu {
+namespace llmft {
 
 struct F32 {
   using Storage = float;
@@ -40,4 +40,4 @@ void with_float_type(DType type, F&& f) {
   LLMFT_FAIL("internal: expected a floating-point tensor, got " << dtype_name(type));
 }
 
-}  // namespace llmft::cpu
+}  // namespace llmft
