@@ -1,9 +1,17 @@
 // Backend: the kernels and memory of one device kind (cpu, cuda), one per rank.
 //
 // Model, parallel and optim code call these hooks with Tensor views and never touch
-// the bytes themselves. Kernels may run asynchronously on the backend's stream: a call
-// returns once the work is queued, work runs in call order, and only copy_to_host and
-// synchronize() wait for it. Every hook is required unless it says "optional".
+// the bytes themselves. Kernels may run asynchronously on the backend's compute queue (a
+// CUDA stream): a call returns once the work is queued, work runs in call order, and only
+// copy_to_host and the synchronize calls wait for it. Collectives run on the backend's
+// communication queue; events order the two queues and time them. Every hook is
+// required unless it says "optional".
+//
+// Releasing memory under queued work (docs/ARCHITECTURE.md): a buffer may be released as
+// soon as the host has queued the last compute work that uses it, because whatever is
+// allocated in its place is used by compute work queued later; a buffer that a
+// collective reads or writes may be released only after the collective's request was
+// waited for (which orders the compute queue after it).
 //
 // Conventions: (N, C) shapes are row-major; a linear layer's weight is (OC, C), as in
 // torch.nn.Linear. Kernels take f32 tensors and accumulate in f32; a backend may
@@ -12,12 +20,22 @@
 // Thread-safety: one Backend per rank, used from one thread.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/allocator.h"
 #include "core/tensor.h"
 
 namespace llmft {
+
+// The two queues of a backend: kernels, and collectives.
+enum class Queue { compute, communication };
+
+// A point in a backend's work: everything queued on one queue before it was recorded.
+class Event {
+ public:
+  virtual ~Event() = default;
+};
 
 class Backend {
  public:
@@ -31,6 +49,17 @@ class Backend {
   virtual void set_threads(int threads) { (void)threads; }
   // Waits for all queued work.
   virtual void synchronize() = 0;
+
+  // --- events ---
+  virtual std::unique_ptr<Event> create_event() = 0;
+  // Marks `event` at the end of the work queued on `queue` so far.
+  virtual void record(Event& event, Queue queue) = 0;
+  // Work queued on `queue` from now on starts only once `event` is reached.
+  virtual void wait(Queue queue, const Event& event) = 0;
+  // Blocks the host until `event` is reached.
+  virtual void synchronize(const Event& event) = 0;
+  // Seconds from `start` to `end`, both reached (synchronize on `end` first).
+  virtual double elapsed_seconds(const Event& start, const Event& end) = 0;
 
   // --- data movement ---
   virtual void copy_to_device(Tensor dst, const void* host_src) = 0;

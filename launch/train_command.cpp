@@ -1,5 +1,4 @@
 // `llmft [train]`: fine-tune a model on a token file and report every step.
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -192,17 +191,19 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   // The windows of a step depend only on the seed, the global batch and the step; the
   // layout only decides which rank reads which of them when (io/batch_cut.h).
   const io::BatchCut cut{o.micro_batch, o.grad_accum, dp};
+  const std::unique_ptr<Event> step_start = backend->create_event(),
+                               step_end = backend->create_event();
   for (int step = 1; step <= o.steps; ++step) {
     const std::vector<size_t> windows = loader.global_batch(step, cut.global_windows());
     std::vector<io::Batch> batches;
     for (int m = 0; m < o.grad_accum; ++m) {
       batches.push_back(loader.rows(windows, cut.first_window(m, dp_rank), o.micro_batch));
     }
-    const auto start = std::chrono::steady_clock::now();
+    backend->record(*step_start, Queue::compute);
     StepStats stats = engine.train_step(views_of(batches), step);
-    backend->synchronize();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    backend->record(*step_end, Queue::compute);
+    backend->synchronize(*step_end);
+    const double seconds = backend->elapsed_seconds(*step_start, *step_end);
     LLMFT_REQUIRE(std::isfinite(stats.loss), "the loss became "
                                                  << stats.loss << " at step " << step
                                                  << "; lower --lr or enable --clip-grad");

@@ -1,7 +1,6 @@
 #include "parallel/engine.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "comm/host_reduce.h"
@@ -70,6 +69,8 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
   if (options_.trainable) {
     scalars_ = alloc_.allocate(2 * sizeof(float), MemoryCategory::other, "step scalars");
   }
+  waits_start_ = be_.create_event();
+  waits_end_ = be_.create_event();
 }
 
 bool Engine::fused_scatter() const {
@@ -159,9 +160,12 @@ double Engine::backward(bool reduce) {
       }
     }
   }
-  const auto start = std::chrono::steady_clock::now();
+  // How long compute waits for the reductions compute did not hide.
+  be_.record(*waits_start_, Queue::compute);
   for (auto& request : pending) request->wait();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  be_.record(*waits_end_, Queue::compute);
+  be_.synchronize(*waits_end_);
+  return be_.elapsed_seconds(*waits_start_, *waits_end_);
 }
 
 double Engine::sum_over_ranks(double value) {

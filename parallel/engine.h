@@ -115,7 +115,7 @@ class Engine {
   // Tells the allocator that `pass` (e.g. "backward of ") runs on `unit` now.
   void set_unit_phase(const std::string& pass, int unit);
   // `reduce`: reduce each unit's gradient once the step's last micro-batch completes it.
-  // Returns the seconds spent waiting for the reductions after the last unit.
+  // Returns the seconds compute waited for the reductions after the last unit (events).
   double backward(bool reduce);
   // Sums a host value over the data-parallel group (identity with one rank).
   double sum_over_ranks(double value);
@@ -162,6 +162,7 @@ class Engine {
   std::vector<Tensor> masters_;      // f32 master copies over the spans (empty when none)
   std::unique_ptr<WorkingCopies> work_;
   Buffer scalars_;  // device scalars: the gradient norm, and values summed over ranks
+  std::unique_ptr<Event> waits_start_, waits_end_;  // around DDP's waits for reductions
   std::unique_ptr<Optimizer> optimizer_;
   int updates_ = 0;  // optimizer updates applied (skipped steps excluded)
   LossScaler scaler_;

@@ -10,6 +10,7 @@
 
 #include "core/byte_size.h"
 #include "core/cpu/blas_kernel.h"
+#include "core/cpu/cpu_event.h"
 #include "core/cpu/cpu_kernels.h"
 #include "core/cpu/dtype_kernels.h"
 #include "core/error.h"
@@ -70,6 +71,20 @@ std::string CpuBackend::describe() const {
   const cpu::BlasReport& blas = cpu::select_blas_kernel();
   return "cpu, " + std::to_string(omp_get_max_threads()) + " threads per rank; BLAS " +
          blas.library + "; kernel " + blas.kernel + " (" + blas.how + ")";
+}
+
+std::unique_ptr<Event> CpuBackend::create_event() {
+  return std::make_unique<CpuEvent>();
+}
+
+void CpuBackend::record(Event& event, Queue) {
+  static_cast<CpuEvent&>(event).at = std::chrono::steady_clock::now();
+}
+
+double CpuBackend::elapsed_seconds(const Event& start, const Event& end) {
+  return std::chrono::duration<double>(static_cast<const CpuEvent&>(end).at -
+                                       static_cast<const CpuEvent&>(start).at)
+      .count();
 }
 
 void CpuBackend::set_threads(int threads) {
