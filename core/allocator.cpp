@@ -22,8 +22,9 @@ Buffer Allocator::allocate(size_t bytes, MemoryCategory category, const std::str
   if (budget_ != 0 && usage_.total_current() + rounded > budget_) {
     LLMFT_FAIL("out of device memory: allocating "
                << format_bytes(rounded) << " for " << what << " (" << memory_category_name(category)
-               << (phase_.empty() ? "" : ", during " + phase_) << ") needs " << format_bytes(usage_.total_current() + rounded)
-               << " in all, over the budget of " << format_bytes(budget_)
+               << (phase_.empty() ? "" : ", during " + phase_) << ") needs "
+               << format_bytes(usage_.total_current() + rounded) << " in all, over the budget of "
+               << format_bytes(budget_)
                << "; in use: " << describe_bytes(usage_.current_by_category())
                << ". Raise --device-memory, or lower --micro-batch or --seq-len");
   }

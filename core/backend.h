@@ -14,8 +14,9 @@
 // waited for (which orders the compute queue after it).
 //
 // Conventions: (N, C) shapes are row-major; a linear layer's weight is (OC, C), as in
-// torch.nn.Linear. Kernels take f32 tensors and accumulate in f32; a backend may
-// reject other dtypes with an Error until it supports them.
+// torch.nn.Linear. Kernels take tensors in the run's compute dtype (compute_rule()) and
+// accumulate in f32; statistics (rstd, mean, lse, the loss's) are f32. A backend rejects
+// dtypes its rule never produces with an Error.
 //
 // Thread-safety: one Backend per rank, used from one thread.
 #pragma once
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "core/allocator.h"
+#include "core/compute_dtype.h"
 #include "core/tensor.h"
 
 namespace llmft {
@@ -44,6 +46,8 @@ class Backend {
   virtual std::string name() const = 0;
   // What runs the kernels, in a line for the log (device, threads, math libraries).
   virtual std::string describe() const = 0;
+  // Which dtype the kernels compute a run in (core/compute_dtype.h).
+  virtual ComputeRule compute_rule() const = 0;
   virtual DeviceMemory& memory() = 0;
   // Sets the number of host threads kernels may use. Optional: default ignores it.
   virtual void set_threads(int threads) { (void)threads; }
@@ -136,7 +140,7 @@ class Backend {
   virtual void swiglu_forward(Tensor out, Tensor gate_up) = 0;
   // dgate_up(N, 2I) = gradient (overwritten).
   virtual void swiglu_backward(Tensor dgate_up, Tensor gate_up, Tensor dout) = 0;
-  // acc += x; x is f32, acc f32, bf16 or fp16 (rounded once).
+  // acc += x; x is f32 or acc's dtype, acc f32, bf16 or fp16 (rounded once).
   virtual void add_inplace(Tensor acc, Tensor x) = 0;
 
   // --- loss: vocabulary-parallel cross-entropy fused with its gradient ---

@@ -2,9 +2,9 @@
 // dispatcher that runs a templated loop for a tensor's dtype.
 #pragma once
 
-#include "core/half.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/half.h"
 
 namespace llmft {
 

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "core/half.h"
 #include "core/error.h"
+#include "core/half.h"
 
 namespace llmft {
 

@@ -50,6 +50,10 @@ class Model {
 
   virtual const ModelConfig& config() const = 0;
   virtual const std::vector<UnitLayout>& units() const = 0;
+  // The dtype activations, their gradients and the logits are kept and computed in: the
+  // backend's compute dtype for the run's stored dtype (core/compute_dtype.h). The Engine
+  // sets it before the first micro-batch; f32 until then.
+  virtual void set_compute_dtype(DType dtype) = 0;
   // Units whose parameters forward_unit(u) / backward_unit(u) read besides u.
   virtual std::vector<int> extra_units_read(int unit) const = 0;
   // The unit whose backward completes unit u's gradient (u itself unless tied).

@@ -135,8 +135,9 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                       o.micro_batch, o.grad_accum, o.activation_checkpointing};
   MemoryPrediction predicted;
   for (int rank = 0; rank < mpi.size(); ++rank) {
-    const MemoryPrediction p =
-        predict_memory(config, run_shape(workload, layout, rank / shape.tp, rank % shape.tp));
+    RunShape rank_shape = run_shape(workload, layout, rank / shape.tp, rank % shape.tp);
+    rank_shape.compute = backend->compute_rule();
+    const MemoryPrediction p = predict_memory(config, rank_shape);
     if (p.peak_total > predicted.peak_total) predicted = p;
   }
   LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,

@@ -24,12 +24,14 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
       be_(backend),
       alloc_(allocator),
       options_(options),
+      compute_(compute_dtype(backend.compute_rule(), options.dtype)),
       scaler_(options.loss_scale) {
   LLMFT_REQUIRE(options_.dtype != DType::i32, "internal: weights cannot be stored as i32");
   alloc_.set_phase("weights and optimizer state");
   LLMFT_REQUIRE(options_.zero_stage >= 0 && options_.zero_stage <= 3,
                 "--zero " << options_.zero_stage << ": ZeRO stages are 0, 1, 2 and 3");
   if (ranks() == 1) options_.zero_stage = 0;  // one rank: nothing to shard across
+  model_.set_compute_dtype(compute_);
   const std::vector<UnitLayout>& units = model_.units();
   const int rank = options_.data_parallel ? options_.data_parallel->rank() : 0;
   for (const UnitLayout& u : units) {
@@ -150,7 +152,7 @@ double Engine::backward(bool reduce) {
       if (options_.zero_stage >= 2) {
         // Sharded gradients: keep only this rank's sum of the unit's gradient.
         Buffer shard = reduce_scatter(x, work_->padded_grad(x));
-        be_.add_inplace(stored_.grads[x], shard.as(DType::f32, {shards_[x].shard}));
+        be_.add_inplace(stored_.grads[x], shard.as(compute_, {shards_[x].shard}));
         work_->release_grads(x);
         continue;
       }
@@ -338,7 +340,7 @@ void Engine::fused_reduce_and_update(int unit, Tensor sum, bool update, float lr
   if (fused_scatter()) {
     // LOMO with ZeRO-2/3: this rank's shard of the summed gradient updates its weights.
     Buffer shard = reduce_scatter(unit, work_->padded_grad(unit));
-    const Tensor mine = shard.as(DType::f32, {shards_[unit].shard});
+    const Tensor mine = shard.as(compute_, {shards_[unit].shard});
     add_square_sum(sum, unit, mine, shards_[unit].begin);
     if (!update) return;
     const UnitSpan span = spans_[unit];

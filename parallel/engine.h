@@ -153,6 +153,7 @@ class Engine {
   Backend& be_;
   Allocator& alloc_;
   EngineOptions options_;
+  DType compute_;  // the dtype of transient gradients (core/compute_dtype.h)
   std::vector<ShardLayout> shards_;
   std::vector<UnitSpan> spans_;  // the part of each unit this rank's optimizer updates
   std::vector<std::vector<UnitSpan>> counted_;  // per unit: elements this rank adds to norms

@@ -12,7 +12,7 @@
 namespace llmft {
 
 MemoryPrediction predict_memory(const ModelConfig& config, const RunShape& shape) {
-  CountingBackend device;
+  CountingBackend device(shape.compute);
   Allocator alloc(device.memory(), 0);
   std::unique_ptr<CountingCommunicator> data_parallel, tensor_parallel;
   if (shape.ranks > 1)

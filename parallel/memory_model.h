@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "core/compute_dtype.h"
 #include "core/dtype.h"
 #include "core/memory_category.h"
 #include "core/model_config.h"
@@ -30,6 +31,7 @@ struct RunShape {
   int rank = 0;     // this rank in the group (the last ranks may own fewer elements)
   int tp = 1;       // tensor-parallel group size
   int tp_rank = 0;  // this rank in its tensor-parallel group
+  ComputeRule compute = ComputeRule::f32;  // the rule of the backend predicted
 };
 
 struct MemoryPrediction {

@@ -12,10 +12,11 @@ WorkingCopies::WorkingCopies(Backend& backend, Allocator& allocator, const UnitT
       stored_(stored),
       shards_(shards),
       gather_group_(gather_group),
-      convert_params_(stored.params[0].dtype != DType::f32),
+      dtype_(stored.params[0].dtype),
+      compute_(compute_dtype(backend.compute_rule(), dtype_)),
+      convert_params_(dtype_ != compute_),
       own_grads_(transient_grads || (convert_params_ && !stored.grads.empty())),
-      transient_grads_(transient_grads),
-      dtype_(stored.params[0].dtype) {
+      transient_grads_(transient_grads) {
   const size_t units = stored.params.size();
   const bool passthrough = !convert_params_ && gather_group_ == nullptr;
   view_.params = passthrough ? stored.params : std::vector<Tensor>(units);
@@ -39,7 +40,7 @@ void WorkingCopies::prefetch_params(const std::vector<int>& units) {
 }
 
 Tensor WorkingCopies::padded_grad(int unit) const {
-  return grads_[unit].as(DType::f32, {shards_[unit].padded});
+  return grads_[unit].as(compute_, {shards_[unit].padded});
 }
 
 void WorkingCopies::acquire_params(const std::vector<int>& units) {
@@ -55,9 +56,9 @@ void WorkingCopies::acquire_params(const std::vector<int>& units) {
       whole = gathered.as(dtype_, {s.padded}).view(0, {s.numel});
     }
     if (convert_params_) {
-      params_[u] = alloc_.allocate(static_cast<size_t>(s.numel) * sizeof(float),
-                                   MemoryCategory::workspace, "f32 working weights");
-      view_.params[u] = params_[u].as(DType::f32, {s.numel});
+      params_[u] = alloc_.allocate(static_cast<size_t>(s.numel) * dtype_size(compute_),
+                                   MemoryCategory::workspace, "working weights");
+      view_.params[u] = params_[u].as(compute_, {s.numel});
       be_.convert(view_.params[u], whole);
     } else if (gather_group_ != nullptr) {
       params_[u] = std::move(gathered);
@@ -81,11 +82,11 @@ void WorkingCopies::acquire_grads(const std::vector<int>& units) {
     const ShardLayout& s = shards_[u];
     const int64_t n = transient_grads_ ? s.padded : s.numel;
     grads_[u] =
-        alloc_.allocate(static_cast<size_t>(n) * sizeof(float),
+        alloc_.allocate(static_cast<size_t>(n) * dtype_size(compute_),
                         transient_grads_ ? MemoryCategory::grads : MemoryCategory::workspace,
-                        transient_grads_ ? "gradient" : "f32 working gradient");
-    be_.fill(grads_[u].as(DType::f32, {n}), 0.0f);
-    view_.grads[u] = grads_[u].as(DType::f32, {s.numel});
+                        transient_grads_ ? "gradient" : "working gradient");
+    be_.fill(grads_[u].as(compute_, {n}), 0.0f);
+    view_.grads[u] = grads_[u].as(compute_, {s.numel});
   }
 }
 

@@ -1,19 +1,20 @@
-// WorkingCopies: the full-unit f32 tensors a unit's forward and backward compute with.
+// WorkingCopies: the full-unit tensors a unit's forward and backward compute with, in the
+// backend's compute dtype (core/compute_dtype.h: f32 on the CPU, the stored dtype on GPUs).
 //
 // Weights: with ZeRO-3 a rank stores only its shard of each unit, and each unit is
 // all-gathered (comm_buffers) before it runs: prefetch_params starts the gather of the
 // next unit while the current one computes, and acquire_params waits for it (or gathers
-// at once). With bf16/fp16 storage the unit is then converted to an f32 copy
-// (workspace) and the 16-bit one dropped; f32 weights stored whole are used as they
-// are. release_params frees what acquire made.
+// at once). When the compute dtype is not the stored one (bf16/fp16 on the CPU) the unit
+// is then converted to a working copy (workspace) and the stored-dtype one dropped;
+// otherwise weights are used as they are. release_params frees what acquire made.
 // Gradients, in one of two modes:
 //  - stored (sgd/adamw without gradient sharding): each unit's gradient lives in a
-//    stored buffer; with bf16/fp16 storage the unit accumulates into an f32 buffer
-//    (workspace) added once into the stored gradient by flush_grads; with f32 storage
-//    the stored buffer is used directly;
-//  - transient (LOMO, AdaLomo, and ZeRO-2/3): acquire_grads gives a unit a zeroed f32
-//    gradient of the unit's padded length (grads category), which the Engine reduces
-//    and uses, then release_grads frees.
+//    stored buffer; when the compute dtype differs, the unit accumulates into a working
+//    buffer (workspace) added once into the stored gradient by flush_grads; otherwise the
+//    stored buffer is used directly;
+//  - transient (LOMO, AdaLomo, and ZeRO-2/3): acquire_grads gives a unit a zeroed
+//    gradient in the compute dtype of the unit's padded length (grads category), which
+//    the Engine reduces and uses, then release_grads frees.
 //
 // Thread-safety: one per Engine, used from one thread.
 #pragma once
@@ -36,15 +37,15 @@ class WorkingCopies {
                 const std::vector<ShardLayout>& shards, bool transient_grads,
                 Communicator* gather_group);
 
-  // What model code receives: f32 views of whole units, valid for acquired units.
+  // What model code receives: views of whole units, valid for acquired units.
   const UnitTensors& view() const { return view_; }
-  // The padded f32 gradient of a unit in transient mode (view().grads is its prefix).
+  // The padded gradient of a unit in transient mode (view().grads is its prefix).
   Tensor padded_grad(int unit) const;
   void acquire_params(const std::vector<int>& units);
   // ZeRO-3: starts gathering these units (no-op otherwise, or if already started).
   void prefetch_params(const std::vector<int>& units);
   void release_params(const std::vector<int>& units);
-  // Gives each unit a zeroed f32 gradient buffer, unless it already has one.
+  // Gives each unit a zeroed gradient buffer, unless it already has one.
   void acquire_grads(const std::vector<int>& units);
   // Stored mode: stored gradient += working gradient, then releases the working one.
   void flush_grads(int unit);
@@ -57,8 +58,9 @@ class WorkingCopies {
   const UnitTensors& stored_;
   const std::vector<ShardLayout>& shards_;
   Communicator* gather_group_;
+  DType dtype_;    // stored
+  DType compute_;  // what the backend's kernels read and write (core/compute_dtype.h)
   bool convert_params_, own_grads_, transient_grads_;
-  DType dtype_;
   UnitTensors view_;
   std::vector<Buffer> params_, grads_, gathering_;
   std::vector<std::unique_ptr<CommRequest>> gathers_;  // in flight, per unit

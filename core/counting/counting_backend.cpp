@@ -40,7 +40,8 @@ bool CountingMemory::is_real(const void* ptr) const {
 }
 
 std::string CountingBackend::describe() const {
-  return "counting (no kernels, addresses without memory; stands for the cpu backend)";
+  return std::string("counting (no kernels, addresses without memory; compute rule ") +
+         (rule_ == ComputeRule::f32 ? "f32" : "stored") + ")";
 }
 
 void CountingBackend::copy_to_device(Tensor dst, const void* host_src) {

@@ -2,8 +2,8 @@
 // addresses but no bytes, so the real Model and Engine can run a step on it to learn
 // what that step allocates, when, and under which category, without computing anything
 // or owning the memory (the memory model, parallel/memory_model.h, is such a dry run).
-// It stands for the CPU backend: the code that allocates decides by the backend's
-// behaviour, and today the CPU's is the only one.
+// It stands for a backend by taking that backend's compute rule (core/compute_dtype.h),
+// which is what the code that allocates asks of a backend.
 //
 // Buffers of at most kRealBytes are real host memory, and the copy hooks move their bytes:
 // the step's scalars (token counts, loss sums, norms) then read back as written. Larger
@@ -40,8 +40,10 @@ class CountingMemory : public DeviceMemory {
 
 class CountingBackend : public Backend {
  public:
+  explicit CountingBackend(ComputeRule rule = ComputeRule::f32) : rule_(rule) {}
   std::string name() const override { return "counting"; }
   std::string describe() const override;
+  ComputeRule compute_rule() const override { return rule_; }
   DeviceMemory& memory() override { return memory_; }
   void synchronize() override {}
   // Nothing runs, so every event is reached at once and no time passes.
@@ -89,6 +91,7 @@ class CountingBackend : public Backend {
                      float) override {}
 
  private:
+  ComputeRule rule_;
   CountingMemory memory_;
 };
 

@@ -35,6 +35,7 @@ class CpuBackend : public Backend {
   CpuBackend();
   std::string name() const override { return "cpu"; }
   std::string describe() const override;
+  ComputeRule compute_rule() const override { return ComputeRule::f32; }
   DeviceMemory& memory() override { return memory_; }
   void set_threads(int threads) override;
   void synchronize() override {}

@@ -17,7 +17,7 @@ Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& 
     ctx.be.rope_forward(qkv, ctx.heads(), ctx.kv_heads(), c.rope_theta, ctx.position_offset);
   }
   Tensor att = ctx.take(saved.att, {N, A}, act, "attention output");
-  Tensor lse = ctx.take(saved.lse, {s.batch, ctx.heads(), s.seq_len}, act, "attention lse");
+  Tensor lse = ctx.take_f32(saved.lse, {s.batch, ctx.heads(), s.seq_len}, act, "attention lse");
   ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), ctx.heads(), ctx.kv_heads(),
                            ctx.first_query());
   Tensor res = ctx.take(saved.res, {N, c.hidden}, act, "attention residual");
@@ -33,18 +33,18 @@ void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& s
   const ModelConfig& c = ctx.config;
   const BlockShape s = ctx.shape;
   const int64_t N = s.rows(), C = c.hidden, A = ctx.heads() * c.head_dim(), W = ctx.qkv_width();
-  Tensor att = f32_view(saved.att, {N, A});
+  Tensor att = ctx.view(saved.att, {N, A});
   Tensor datt = narrow.view(0, {N, A});
   ctx.be.linear_backward(datt, false, g.proj_w, g.proj_b, stream, att, w.proj_w);
   Tensor dqkv = wide.view(0, {s.batch, s.seq_len, W});
-  ctx.be.attention_backward(dqkv, datt, f32_view(saved.qkv, {s.batch, s.seq_len, W}), att,
-                            f32_view(saved.lse, {s.batch, ctx.heads(), s.seq_len}), ctx.heads(),
-                            ctx.kv_heads());
+  ctx.be.attention_backward(dqkv, datt, ctx.view(saved.qkv, {s.batch, s.seq_len, W}), att,
+                            saved.lse.as(DType::f32, {s.batch, ctx.heads(), s.seq_len}),
+                            ctx.heads(), ctx.kv_heads());
   if (spec.rotary) {
     ctx.be.rope_backward(dqkv, ctx.heads(), ctx.kv_heads(), c.rope_theta, ctx.position_offset);
   }
   column_parallel_backward(ctx, narrow, g.qkv_w, g.qkv_b, dqkv.reshaped({N, W}),
-                           f32_view(saved.norm.out, {N, C}), w.qkv_w);
+                           ctx.view(saved.norm.out, {N, C}), w.qkv_w);
   // stream becomes d x = d res + the norm's backward.
   norm_backward(ctx, spec.norm, stream, g.norm_w, g.norm_b, narrow, x, w.norm_w, saved.norm);
 }

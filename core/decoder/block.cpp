@@ -2,10 +2,25 @@
 
 namespace llmft {
 
+namespace {
+
+Tensor take_dtype(Allocator& alloc, DType dtype, Buffer& buffer, Shape shape,
+                  MemoryCategory category, const std::string& what) {
+  buffer =
+      alloc.allocate(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype), category, what);
+  return buffer.as(dtype, std::move(shape));
+}
+
+}  // namespace
+
 Tensor BlockContext::take(Buffer& buffer, Shape shape, MemoryCategory category,
                           const std::string& what) const {
-  buffer = alloc.allocate(static_cast<size_t>(shape_numel(shape)) * sizeof(float), category, what);
-  return buffer.as(DType::f32, std::move(shape));
+  return take_dtype(alloc, activations, buffer, std::move(shape), category, what);
+}
+
+Tensor BlockContext::take_f32(Buffer& buffer, Shape shape, MemoryCategory category,
+                              const std::string& what) const {
+  return take_dtype(alloc, DType::f32, buffer, std::move(shape), category, what);
 }
 
 std::unique_ptr<CommRequest> BlockContext::start_tp_reduce(Tensor t, ReduceOp op) const {

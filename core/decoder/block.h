@@ -19,11 +19,6 @@ struct BlockShape {
   int64_t rows() const { return static_cast<int64_t>(batch) * seq_len; }
 };
 
-// The f32 tensor of `shape` in a buffer a block took.
-inline Tensor f32_view(const Buffer& buffer, Shape shape) {
-  return buffer.as(DType::f32, std::move(shape));
-}
-
 struct BlockContext {
   Backend& be;
   Allocator& alloc;
@@ -33,6 +28,7 @@ struct BlockContext {
   Tensor kv_cache;  // decoding: this block's (B, R, W) cache of earlier qkv rows, or undefined
   TpSlice tp;       // the part of each layer this rank computes
   ReduceGroup* tp_group = nullptr;  // the tensor-parallel group; null when tp.size == 1
+  DType activations = DType::f32;   // the compute dtype: activations and their gradients
 
   // This rank's attention heads and key/value heads.
   int heads() const { return config.n_head / tp.size; }
@@ -46,8 +42,15 @@ struct BlockContext {
   // The same, waiting for it.
   void tp_reduce(Tensor t, ReduceOp op = ReduceOp::sum) const;
 
-  // Takes an f32 buffer of `shape` and returns its tensor view.
+  // Takes a buffer of `shape` in the activations' dtype and returns its tensor view.
   Tensor take(Buffer& buffer, Shape shape, MemoryCategory category, const std::string& what) const;
+  // The same for a statistic, which is f32 whatever the compute dtype.
+  Tensor take_f32(Buffer& buffer, Shape shape, MemoryCategory category,
+                  const std::string& what) const;
+  // The activation tensor of `shape` in a buffer taken with take().
+  Tensor view(const Buffer& buffer, Shape shape) const {
+    return buffer.as(activations, std::move(shape));
+  }
   // What attention reads: qkv(B, T, W) itself, or, when decoding, the KV cache after qkv is
   // written into its rows position_offset .. position_offset + T - 1.
   Tensor attention_input(Tensor qkv) const;

@@ -4,6 +4,7 @@
 
 #include "core/decoder/parallel_linear.h"
 #include "core/error.h"
+#include "core/host_convert.h"
 
 namespace llmft {
 
@@ -65,9 +66,9 @@ int64_t DecoderModel::valid_vocab_rows() const {
 }
 
 BlockContext DecoderModel::context(int layer) const {
-  BlockContext ctx{be_, alloc_, config_, shape_, position_, Tensor(), tp_, tp_group_};
+  BlockContext ctx{be_, alloc_, config_, shape_, position_, Tensor(), tp_, tp_group_, activations_};
   if (layer >= 0 && !kv_caches_.empty()) {
-    ctx.kv_cache = kv_caches_[layer].as(DType::f32, {decode_batch_, decode_len_, ctx.qkv_width()});
+    ctx.kv_cache = ctx.view(kv_caches_[layer], {decode_batch_, decode_len_, ctx.qkv_width()});
   }
   return ctx;
 }
@@ -79,8 +80,9 @@ void DecoderModel::begin_decoding(int batch, int max_len) {
   const int64_t W = context().qkv_width();
   kv_caches_.clear();
   for (int l = 0; l < config_.n_layer; ++l) {
-    kv_caches_.push_back(alloc_.allocate(static_cast<size_t>(batch) * max_len * W * sizeof(float),
-                                         MemoryCategory::activations, "KV cache"));
+    kv_caches_.push_back(
+        alloc_.allocate(static_cast<size_t>(batch) * max_len * W * dtype_size(activations_),
+                        MemoryCategory::activations, "KV cache"));
   }
   decode_batch_ = batch;
   decode_len_ = max_len;
@@ -91,7 +93,11 @@ void DecoderModel::end_decoding() {
 }
 
 Tensor DecoderModel::hidden(const Buffer& buffer) const {
-  return buffer.as(DType::f32, {shape_.rows(), config_.hidden});
+  return buffer.as(activations_, {shape_.rows(), config_.hidden});
+}
+
+size_t DecoderModel::hidden_bytes() const {
+  return static_cast<size_t>(shape_.rows()) * config_.hidden * dtype_size(activations_);
 }
 
 Tensor DecoderModel::block_input(int layer) const {
@@ -137,8 +143,7 @@ void DecoderModel::backward_unit(int unit, const UnitTensors& units, bool keep_a
 
 void DecoderModel::embedding_forward(const UnitTensors& units) {
   const UnitLayout& u = units_[0];
-  embedding_out_ = alloc_.allocate(static_cast<size_t>(shape_.rows()) * config_.hidden * 4,
-                                   MemoryCategory::activations, "embedding output");
+  embedding_out_ = alloc_.allocate(hidden_bytes(), MemoryCategory::activations, "embedding output");
   // Every rank looks up the tokens in its vocabulary rows (others give zero) and the sum
   // over the group completes the rows; tensor-parallel rank 0 adds the positions.
   const bool positions_here = u.params.size() > 1 && tp_.rank == 0;
@@ -166,14 +171,15 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   Tensor normed = norm_forward(context(), family_->norm_kind(), head.slice(hp, 0),
                                layernorm ? head.slice(hp, 1) : Tensor(),
                                block_input(config_.n_layer), final_norm_, "final norm");
-  logits_ = alloc_.allocate(static_cast<size_t>(N * V) * sizeof(float), MemoryCategory::activations,
-                            "logits");
-  Tensor logits = logits_.as(DType::f32, {N, V});
+  logits_ = alloc_.allocate(static_cast<size_t>(N * V) * dtype_size(activations_),
+                            MemoryCategory::activations, "logits");
+  Tensor logits = logits_.as(activations_, {N, V});
   be_.linear_forward(logits, normed, head_weight(units, false), Tensor());
   if (want_logits_) return;
   const BlockContext ctx = context();
   Buffer stats_buf;
-  Tensor stats = ctx.take(stats_buf, {3, N}, MemoryCategory::workspace, "cross-entropy statistics");
+  Tensor stats =
+      ctx.take_f32(stats_buf, {3, N}, MemoryCategory::workspace, "cross-entropy statistics");
   Tensor targets = targets_.as(DType::i32, {N});
   be_.cross_entropy_max(stats, logits, valid_vocab_rows());
   ctx.tp_reduce(stats.view(0, {N}), ReduceOp::max);
@@ -184,18 +190,17 @@ void DecoderModel::head_forward(const UnitTensors& units) {
 }
 
 void DecoderModel::head_backward(const UnitTensors& units, bool keep_activations) {
-  const int64_t N = shape_.rows(), V = vocab_rows_, C = config_.hidden;
+  const int64_t N = shape_.rows(), V = vocab_rows_;
   const UnitLayout& head = units_[head_unit()];
   const Tensor& hp = units.params[head_unit()];
   const Tensor& hg = units.grads[head_unit()];
   const bool layernorm = family_->norm_kind() == NormKind::layernorm;
-  stream_ = alloc_.allocate(static_cast<size_t>(N * C) * sizeof(float), MemoryCategory::workspace,
-                            "residual gradient");
-  Buffer dnorm_buf = alloc_.allocate(static_cast<size_t>(N * C) * sizeof(float),
-                                     MemoryCategory::workspace, "final norm gradient");
+  stream_ = alloc_.allocate(hidden_bytes(), MemoryCategory::workspace, "residual gradient");
+  Buffer dnorm_buf =
+      alloc_.allocate(hidden_bytes(), MemoryCategory::workspace, "final norm gradient");
   Tensor dnorm = hidden(dnorm_buf);
   column_parallel_backward(context(), dnorm, head_weight(units, true), Tensor(),
-                           logits_.as(DType::f32, {N, V}), hidden(final_norm_.out),
+                           logits_.as(activations_, {N, V}), hidden(final_norm_.out),
                            head_weight(units, false));
   Tensor stream = hidden(stream_);
   be_.fill(stream, 0.0f);
@@ -231,9 +236,10 @@ std::vector<float> DecoderModel::logits() {
   LLMFT_REQUIRE(want_logits_ && !logits_.empty(), "internal: no logits kept");
   LLMFT_REQUIRE(tp_.size == 1, "logits are read on one rank; generate with tensor-parallel size 1");
   const int64_t count = shape_.rows() * config_.vocab_size;
-  std::vector<float> out(static_cast<size_t>(count));
-  be_.copy_to_host(out.data(), logits_.as(DType::f32, {count}));
-  return out;
+  std::vector<uint8_t> bytes(static_cast<size_t>(count) * dtype_size(activations_));
+  const Tensor logits = logits_.as(activations_, {count});
+  be_.copy_to_host(bytes.data(), logits);
+  return from_dtype_bytes(bytes, activations_);
 }
 
 }  // namespace llmft

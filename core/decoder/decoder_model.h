@@ -28,6 +28,7 @@ class DecoderModel : public Model {
                Allocator& allocator, const ModelOptions& options);
 
   const ModelConfig& config() const override { return config_; }
+  void set_compute_dtype(DType dtype) override { activations_ = dtype; }
   const std::vector<UnitLayout>& units() const override { return units_; }
   std::vector<int> extra_units_read(int unit) const override;
   int grads_completed_by(int unit) const override { return unit; }
@@ -50,7 +51,9 @@ class DecoderModel : public Model {
   int64_t valid_vocab_rows() const;
   // The context of a block (layer >= 0: with its KV cache when decoding) or of the head.
   BlockContext context(int layer = -1) const;
+  // A (rows, hidden) activation in `buffer`, and the bytes of one.
   Tensor hidden(const Buffer& buffer) const;
+  size_t hidden_bytes() const;
   Tensor block_input(int layer) const;
   // The LM head's weight (V, C) among the units' parameters (or gradients).
   Tensor head_weight(const UnitTensors& units, bool grads) const;
@@ -66,6 +69,7 @@ class DecoderModel : public Model {
   bool checkpointing_;
   TpSlice tp_;
   ReduceGroup* tp_group_;
+  DType activations_ = DType::f32;  // the compute dtype (core/compute_dtype.h)
   std::vector<UnitLayout> units_;
   int64_t vocab_rows_;   // rows of the (vocabulary-parallel) token embedding and LM head
   int64_t vocab_start_;  // the first of them in the whole vocabulary

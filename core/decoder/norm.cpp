@@ -7,9 +7,9 @@ Tensor norm_forward(const BlockContext& ctx, NormKind kind, Tensor weight, Tenso
   const int64_t N = ctx.shape.rows(), C = ctx.config.hidden;
   const auto act = MemoryCategory::activations;
   Tensor out = ctx.take(saved.out, {N, C}, act, name + " output");
-  Tensor rstd = ctx.take(saved.rstd, {N}, act, name + " rstd");
+  Tensor rstd = ctx.take_f32(saved.rstd, {N}, act, name + " rstd");
   if (kind == NormKind::layernorm) {
-    Tensor mean = ctx.take(saved.mean, {N}, act, name + " mean");
+    Tensor mean = ctx.take_f32(saved.mean, {N}, act, name + " mean");
     ctx.be.layernorm_forward(out, mean, rstd, x, weight, bias, ctx.config.norm_eps);
   } else {
     ctx.be.rmsnorm_forward(out, rstd, x, weight, ctx.config.norm_eps);

@@ -129,17 +129,17 @@ void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layou
   Tensor narrow = ctx.take(narrow_buf, {N, C}, ws, "block backward (narrow)");
 
   // MLP; stream = d out.
-  Tensor fc = f32_view(in.fc, {N, I});
+  Tensor fc = ctx.view(in.fc, {N, I});
   Tensor gelu = wide.view(0, {N, I});
   ctx.be.gelu_forward(gelu, fc);
   ctx.be.linear_backward(Tensor(), false, g.mlp_proj_w, g.mlp_proj_b, stream, gelu, w.mlp_proj_w);
   Tensor dfc = gelu;  // gelu(fc) is no longer needed: reuse its memory
   ctx.be.linear_backward(dfc, false, Tensor(), Tensor(), stream, gelu, w.mlp_proj_w);
   ctx.be.gelu_backward(dfc, fc, dfc);
-  column_parallel_backward(ctx, narrow, g.fc_w, g.fc_b, dfc, f32_view(in.ln2.out, {N, C}), w.fc_w);
+  column_parallel_backward(ctx, narrow, g.fc_w, g.fc_b, dfc, ctx.view(in.ln2.out, {N, C}), w.fc_w);
   // stream becomes d res2 = d out + LayerNorm-2 backward.
   norm_backward(ctx, NormKind::layernorm, stream, g.ln2_w, g.ln2_b, narrow,
-                f32_view(in.attention.res, {N, C}), w.ln2_w, in.ln2);
+                ctx.view(in.attention.res, {N, C}), w.ln2_w, in.ln2);
   attention_sublayer_backward(ctx, kAttention, attention_weights(w), attention_weights(g), x,
                               in.attention, stream, narrow, wide);
 }

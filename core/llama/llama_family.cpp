@@ -132,18 +132,18 @@ void LlamaFamily::block_backward(const BlockContext& ctx, const UnitLayout& layo
   Tensor narrow = ctx.take(narrow_buf, {N, C}, ws, "block backward (narrow)");
 
   // MLP; stream = d out.
-  Tensor gate_up = f32_view(in.gate_up, {N, 2 * I});
+  Tensor gate_up = ctx.view(in.gate_up, {N, 2 * I});
   ctx.be.swiglu_forward(hidden, gate_up);
   ctx.be.linear_backward(Tensor(), false, g.down, Tensor(), stream, hidden, w.down);
   Tensor dhidden = hidden;  // silu(g) * u is no longer needed: reuse its memory
   ctx.be.linear_backward(dhidden, false, Tensor(), Tensor(), stream, hidden, w.down);
   Tensor dgate_up = wide.view(0, {N, 2 * I});
   ctx.be.swiglu_backward(dgate_up, gate_up, dhidden);
-  column_parallel_backward(ctx, narrow, g.gate_up, Tensor(), dgate_up, f32_view(in.n2.out, {N, C}),
+  column_parallel_backward(ctx, narrow, g.gate_up, Tensor(), dgate_up, ctx.view(in.n2.out, {N, C}),
                            w.gate_up);
   // stream becomes d res2 = d out + post-attention RMSNorm backward.
   norm_backward(ctx, NormKind::rmsnorm, stream, g.post_norm, Tensor(), narrow,
-                f32_view(in.attention.res, {N, C}), w.post_norm, in.n2);
+                ctx.view(in.attention.res, {N, C}), w.post_norm, in.n2);
   attention_sublayer_backward(ctx, kAttention, attention_weights(w), attention_weights(g), x,
                               in.attention, stream, narrow, wide);
 }

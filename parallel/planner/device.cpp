@@ -71,6 +71,7 @@ DeviceDescription this_cpu() {
   d.gpus_per_node = 1;
   d.overhead_bytes = 0;
   d.overhead_measured = true;  // nothing to measure: exactly zero
+  d.compute = ComputeRule::f32;
   return d;
 }
 

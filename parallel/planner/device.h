@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/compute_dtype.h"
+
 namespace llmft {
 
 // How fast collectives run over one kind of connection.
@@ -30,6 +32,9 @@ struct DeviceDescription {
   int gpus_per_node = 1;
   size_t overhead_bytes = 0;       // fixed runtime memory per device
   bool overhead_measured = false;  // false: overhead_bytes is the preset's assumption
+  // How its backend computes (core/compute_dtype.h): GPUs in the stored dtype, the CPU
+  // in f32. The memory model predicts that backend's allocations.
+  ComputeRule compute = ComputeRule::stored;
 };
 
 // "v100-16g", "v100-32g", "rtx3090", "a100-40g", "a100-80g", "h100-80g", "h200", or

@@ -18,8 +18,9 @@ RankMemory predict_rank_memory(const Workload& workload, const Layout& layout,
   RankMemory worst;
   for (int dp_rank : first_and_last(layout.dp)) {
     for (int tp_rank : first_and_last(layout.tp)) {
-      const MemoryPrediction p =
-          predict_memory(workload.model, run_shape(workload, layout, dp_rank, tp_rank));
+      RunShape shape = run_shape(workload, layout, dp_rank, tp_rank);
+      shape.compute = device.compute;
+      const MemoryPrediction p = predict_memory(workload.model, shape);
       const size_t peak = p.peak_total + device.overhead_bytes;
       if (peak <= worst.peak) continue;
       worst.at_peak = p.at_peak;

@@ -161,3 +161,41 @@ TEST_CASE("memory model: ZeRO stages on a single rank cost what stage 0 costs") 
         Case{shape(300, 48, 32, 3, 4, 96), 2, 40, 1, adamw, DType::bf16, false, 1.0f, zero});
   }
 }
+
+TEST_CASE("under the stored compute rule (GPUs) nothing is converted to f32") {
+  const ModelConfig model = shape(300, 48, 32, 3, 4, 88, ModelFamily::llama, 2, false);
+  for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
+    for (DType dtype : {DType::f32, DType::bf16}) {
+      CAPTURE(std::string(optimizer_kind_name(kind)));
+      CAPTURE(std::string(dtype_name(dtype)));
+      RunShape shape{2, 40, dtype, false, OptimizerConfig{}, true};
+      shape.optimizer.kind = kind;
+      const MemoryPrediction cpu = predict_memory(model, shape);
+      shape.compute = ComputeRule::stored;
+      const MemoryPrediction gpu = predict_memory(model, shape);
+      auto bytes = [](const MemoryPrediction& p, MemoryCategory c) {
+        return p.peak_by_category[static_cast<int>(c)];
+      };
+      if (dtype == DType::f32) {
+        // f32 is the compute dtype under both rules: the same step.
+        CHECK(gpu.peak_by_category == cpu.peak_by_category);
+        CHECK(gpu.peak_total == cpu.peak_total);
+        continue;
+      }
+      // Weights, masters and optimizer state are stored alike.
+      for (MemoryCategory c : {MemoryCategory::params, MemoryCategory::master_params,
+                               MemoryCategory::optimizer_state}) {
+        CHECK(bytes(gpu, c) == bytes(cpu, c));
+      }
+      // No f32 working copies of weights or gradients, and activations (but their f32
+      // statistics) in two bytes: the workspace and activations shrink.
+      CHECK(bytes(gpu, MemoryCategory::workspace) < bytes(cpu, MemoryCategory::workspace));
+      CHECK(bytes(gpu, MemoryCategory::activations) < bytes(cpu, MemoryCategory::activations));
+      CHECK(bytes(gpu, MemoryCategory::activations) * 2 > bytes(cpu, MemoryCategory::activations));
+      // LOMO's transient gradient of one unit is in the stored dtype: half the f32 one.
+      if (kind == OptimizerKind::lomo) {
+        CHECK(bytes(gpu, MemoryCategory::grads) * 2 <= bytes(cpu, MemoryCategory::grads) + 512);
+      }
+    }
+  }
+}

@@ -102,7 +102,7 @@ TEST_CASE("each tensor-parallel block equals its single-rank twin: output and ev
       f->block_forward(ctx, layout, host(params, {layout.numel}), host(x, {N, c.hidden}), saved);
       Result r;
       r.out.resize(N * c.hidden);
-      be.copy_to_host(r.out.data(), f32_view(saved.out, {N, c.hidden}));
+      be.copy_to_host(r.out.data(), ctx.view(saved.out, {N, c.hidden}));
       r.dx = dout;
       r.grads.assign(layout.numel, 0.0f);
       f->block_backward(ctx, layout, host(params, {layout.numel}), host(r.grads, {layout.numel}),

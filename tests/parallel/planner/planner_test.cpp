@@ -1,4 +1,5 @@
-// The planner: LOMO fits a 65B model on 8 x 24 GB where AdamW cannot (Lv et al. 2023),
+// The planner: LOMO fits a 65B model on 8 x 24 GB where AdamW cannot (Lv et al. 2023, at
+// their sequence 512 and batch 8),
 // explicit layout choices are kept, layouts that cannot keep the global batch are
 // rejected with the reason, and the fastest fitting layout is chosen.
 #include <doctest/doctest.h>
@@ -16,7 +17,7 @@ PlanRequest llama_65b_on_rtx3090(OptimizerKind optimizer) {
   r.workload.optimizer.kind = optimizer;
   r.workload.dtype = DType::f16;
   r.workload.seq_len = 512;
-  r.workload.global_batch = 2;
+  r.workload.global_batch = 8;
   r.workload.clip_grad = true;
   r.world = 8;
   r.device = device_preset("rtx3090");
@@ -43,7 +44,12 @@ TEST_CASE("LOMO fits LLaMA-65B on 8 x RTX 3090; AdamW does not") {
   const Candidate& chosen = chosen_layout(lomo, fits);
   CHECK(chosen.memory.peak <= fits.usable_bytes);
   CHECK(chosen.layout.grad_accum == 1);  // LOMO cannot accumulate
-  CHECK(chosen.layout.micro_batch * chosen.layout.dp == 2);
+  CHECK(chosen.layout.micro_batch * chosen.layout.dp == 8);
+  // A GPU computes in fp16; charged the CPU backend's f32 working copies, activations
+  // and gradients, the same job fits no layout.
+  PlanRequest charged_as_cpu = lomo;
+  charged_as_cpu.device.compute = ComputeRule::f32;
+  CHECK(plan_layouts(charged_as_cpu).chosen() == nullptr);
 
   const PlanRequest adamw = llama_65b_on_rtx3090(OptimizerKind::adamw);
   const PlanResult none = plan_layouts(adamw);
