@@ -6,11 +6,12 @@ namespace llmft {
 
 namespace {
 
-constexpr double kF32 = 4;  // activations and transient gradients are f32
+constexpr double kF32 = 4;  // the cross-entropy's statistics
 
-void add_tensor_parallel(const Workload& w, const Layout& l, std::vector<CollectiveCall>& calls) {
+void add_tensor_parallel(const Workload& w, const Layout& l, double compute_bytes,
+                         std::vector<CollectiveCall>& calls) {
   const double tokens = static_cast<double>(l.micro_batch) * w.seq_len;
-  const double activation = tokens * w.model.hidden * kF32;
+  const double activation = tokens * w.model.hidden * compute_bytes;
   const int backwards = backward_passes(w);
   const int forwards = 1 + (l.activation_checkpointing ? backwards : 0);
   const int blocks = w.model.n_layer;
@@ -28,9 +29,11 @@ void add_tensor_parallel(const Workload& w, const Layout& l, std::vector<Collect
                    l.grad_accum, none});
 }
 
-void add_data_parallel(const Workload& w, const Layout& l, std::vector<CollectiveCall>& calls) {
+void add_data_parallel(const Workload& w, const Layout& l, double compute_bytes,
+                       std::vector<CollectiveCall>& calls) {
   const double params = static_cast<double>(parameter_count(w.model)) / l.tp;
-  const double stored = params * dtype_size(w.dtype), f32 = params * kF32;
+  // Stored gradients and weights in the stored dtype; transient gradients in the compute one.
+  const double stored = params * dtype_size(w.dtype), transient = params * compute_bytes;
   const int units = w.model.n_layer + 2, z = l.zero_stage, backwards = backward_passes(w);
   const auto dp = CommGroup::data_parallel;
   const auto none = Overlap::none;
@@ -42,7 +45,7 @@ void add_data_parallel(const Workload& w, const Layout& l, std::vector<Collectiv
   }
   if (is_fused(w.optimizer.kind)) {
     if (fused_reduce_scatters(w.optimizer.kind, z)) {
-      calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, f32, units,
+      calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, transient, units,
                        backwards, none});
       if (z == 2) {
         calls.push_back({"weight all-gathers", Collective::all_gather, dp, stored, units, 1, none});
@@ -50,7 +53,7 @@ void add_data_parallel(const Workload& w, const Layout& l, std::vector<Collectiv
       return;
     }
     calls.push_back(
-        {"gradient all-reduces", Collective::all_reduce, dp, f32, units, backwards, none});
+        {"gradient all-reduces", Collective::all_reduce, dp, transient, units, backwards, none});
     if (z == 3) {
       calls.push_back(
           {"weight all-gathers (update)", Collective::all_gather, dp, stored, units, 1, none});
@@ -67,7 +70,7 @@ void add_data_parallel(const Workload& w, const Layout& l, std::vector<Collectiv
           {"gradient reduce-scatters", Collective::reduce_scatter, dp, stored, units, 1, none});
       break;
     default:
-      calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, f32, units,
+      calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, transient, units,
                        l.grad_accum, none});
   }
   if (z == 1 || z == 2) {
@@ -81,10 +84,11 @@ int backward_passes(const Workload& w) {
   return is_fused(w.optimizer.kind) && (w.clip_grad || w.dtype == DType::f16) ? 2 : 1;
 }
 
-std::vector<CollectiveCall> step_collectives(const Workload& w, const Layout& l) {
+std::vector<CollectiveCall> step_collectives(const Workload& w, const Layout& l, ComputeRule rule) {
   std::vector<CollectiveCall> calls;
-  if (l.tp > 1) add_tensor_parallel(w, l, calls);
-  if (l.dp > 1) add_data_parallel(w, l, calls);
+  const double compute_bytes = static_cast<double>(dtype_size(compute_dtype(rule, w.dtype)));
+  if (l.tp > 1) add_tensor_parallel(w, l, compute_bytes, calls);
+  if (l.dp > 1) add_data_parallel(w, l, compute_bytes, calls);
   return calls;
 }
 

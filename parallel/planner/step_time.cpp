@@ -87,7 +87,7 @@ StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescr
   const ComputeSeconds compute = compute_seconds(w, l, d);
   StepTime t;
   t.compute_s = compute.step;
-  for (const CollectiveCall& c : step_collectives(w, l)) {
+  for (const CollectiveCall& c : step_collectives(w, l, d.compute)) {
     const int ranks = c.group == CommGroup::tensor_parallel ? l.tp : l.dp;
     const double seconds =
         collective_seconds(c.op, c.bytes, c.pieces, ranks, link_of(c.group, l, d));

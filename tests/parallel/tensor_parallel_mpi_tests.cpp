@@ -275,7 +275,7 @@ TEST_CASE("tensor-parallel traffic per step is what the time model prices") {
       int64_t expected_calls = 0;
       const Workload w{c, o.optimizer, DType::f32, T, B * accum, true};
       for (const CollectiveCall& call :
-           step_collectives(w, Layout{1, n, 0, B, accum, checkpointing})) {
+           step_collectives(w, Layout{1, n, 0, B, accum, checkpointing}, ComputeRule::f32)) {
         expected_bytes += call.bytes * call.count;
         expected_calls += static_cast<int64_t>(call.pieces) * call.count;
       }

@@ -50,30 +50,38 @@ TEST_CASE("tensor parallelism: 2 all-reduces forward and 2 backward per block") 
   Layout l{4, 8, 0, 2, 4, false};
   const double activation = 2.0 * 1024 * 4096 * 4;  // micro_batch x seq x hidden x f32
   const double blocks = 32, micro_batches = 4;
-  CHECK(bytes_of(step_collectives(w, l), "block all-reduces") ==
+  CHECK(bytes_of(step_collectives(w, l, ComputeRule::f32), "block all-reduces") ==
         doctest::Approx(4 * blocks * micro_batches * activation));
   // Checkpointing recomputes each block's forward, and its 2 all-reduces.
   l.activation_checkpointing = true;
-  CHECK(bytes_of(step_collectives(w, l), "block all-reduces") ==
+  CHECK(bytes_of(step_collectives(w, l, ComputeRule::f32), "block all-reduces") ==
         doctest::Approx(6 * blocks * micro_batches * activation));
   // The vocab-parallel cross-entropy reduces 3 floats per token, in 2 all-reduces.
-  CHECK(bytes_of(step_collectives(w, l), "cross-entropy row maxima") +
-            bytes_of(step_collectives(w, l), "cross-entropy exp-sums and target logits") ==
+  CHECK(bytes_of(step_collectives(w, l, ComputeRule::f32), "cross-entropy row maxima") +
+            bytes_of(step_collectives(w, l, ComputeRule::f32),
+                     "cross-entropy exp-sums and target logits") ==
         doctest::Approx(3 * micro_batches * 2 * 1024 * 4));
   // No tensor parallelism, no tensor-parallel traffic.
   l.tp = 1;
-  CHECK(bytes_of(step_collectives(w, l), "block all-reduces") == 0);
+  CHECK(bytes_of(step_collectives(w, l, ComputeRule::f32), "block all-reduces") == 0);
 }
 
 TEST_CASE("data parallelism: DDP all-reduces the stored gradients, ZeRO-3 gathers weights twice") {
   const Workload w = llama_7b();
   const double psi = static_cast<double>(parameter_count(w.model));
-  const std::vector<CollectiveCall> ddp = step_collectives(w, Layout{8, 1, 0, 4, 1, false});
+  const std::vector<CollectiveCall> ddp =
+      step_collectives(w, Layout{8, 1, 0, 4, 1, false}, ComputeRule::f32);
   CHECK(bytes_of(ddp, "gradient all-reduces") == doctest::Approx(2 * psi));  // bf16
-  const std::vector<CollectiveCall> zero3 = step_collectives(w, Layout{8, 1, 3, 2, 2, false});
+  const std::vector<CollectiveCall> zero3 =
+      step_collectives(w, Layout{8, 1, 3, 2, 2, false}, ComputeRule::f32);
   CHECK(bytes_of(zero3, "weight all-gathers (forward)") == doctest::Approx(2 * 2 * psi));
   CHECK(bytes_of(zero3, "weight all-gathers (backward)") == doctest::Approx(2 * 2 * psi));
   CHECK(bytes_of(zero3, "gradient reduce-scatters") == doctest::Approx(2 * 4 * psi));  // f32
+  // A GPU computes in bf16: its transient gradients move half the bytes.
+  const std::vector<CollectiveCall> gpu =
+      step_collectives(w, Layout{8, 1, 3, 2, 2, false}, ComputeRule::stored);
+  CHECK(bytes_of(gpu, "gradient reduce-scatters") == doctest::Approx(2 * 2 * psi));
+  CHECK(bytes_of(gpu, "weight all-gathers (forward)") == doctest::Approx(2 * 2 * psi));
 }
 
 TEST_CASE("LOMO's norm pass: clipping or fp16 costs a second backward") {
