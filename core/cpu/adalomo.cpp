@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "core/cpu/cpu_kernels.h"
-#include "core/float_traits.h"
 #include "core/cpu/ordered_reduce.h"
+#include "core/float_traits.h"
 
 namespace llmft::cpu {
 

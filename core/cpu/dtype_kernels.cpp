@@ -1,7 +1,7 @@
 #include "core/cpu/dtype_kernels.h"
 
-#include "core/float_traits.h"
 #include "core/cpu/ordered_reduce.h"
+#include "core/float_traits.h"
 
 namespace llmft::cpu {
 

@@ -4,6 +4,7 @@
 
 #include "core/cpu/cpu_kernels.h"
 #include "core/cpu/vector_math.h"
+#include "core/element_math.h"
 
 namespace llmft::cpu {
 
@@ -59,17 +60,13 @@ void rope_rotate(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64
       const float pos = static_cast<float>(t + position_offset);
       float* base = qkv + (b * T + t) * row;
       for (int64_t i = 0; i < half; ++i) {
-        // As transformers computes it: inv_freq and the angle in f32.
-        const float inv_freq =
-            1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(D));
-        const float angle = pos * inv_freq;
+        const float angle =
+            pos * element::rope_inv_freq(theta, static_cast<int>(i), static_cast<int>(D));
         const float cos_a = std::cos(angle);
         const float sin_a = inverse ? -std::sin(angle) : std::sin(angle);
         for (int64_t h = 0; h < rotated_heads; ++h) {
           float* v = base + h * D;
-          const float a = v[i], b2 = v[i + half];
-          v[i] = a * cos_a - b2 * sin_a;
-          v[i + half] = b2 * cos_a + a * sin_a;
+          element::rotate(v[i], v[i + half], cos_a, sin_a);
         }
       }
     }
@@ -94,7 +91,9 @@ void swiglu_forward(float* out, const float* gate_up, int64_t N, int64_t I) {
     const float* g = gate_up + n * 2 * I;
     const float* u = g + I;
     float* y = out + n * I;
-    for (int64_t i = 0; i < I; ++i) y[i] = g[i] / (1.0f + fast_exp(-g[i])) * u[i];
+    for (int64_t i = 0; i < I; ++i) {
+      y[i] = element::swiglu(g[i], u[i], 1.0f / (1.0f + fast_exp(-g[i])));
+    }
   }
 }
 
@@ -109,9 +108,8 @@ void swiglu_backward(float* dgate_up, const float* gate_up, const float* dout, i
     float* du = dg + I;
     for (int64_t i = 0; i < I; ++i) {
       const float s = 1.0f / (1.0f + fast_exp(-g[i]));
-      const float silu = g[i] * s;
-      dg[i] = dy[i] * u[i] * (s + g[i] * s * (1.0f - s));
-      du[i] = dy[i] * silu;
+      dg[i] = element::swiglu_dgate(g[i], u[i], s, dy[i]);
+      du[i] = element::swiglu_dup(g[i], s, dy[i]);
     }
   }
 }

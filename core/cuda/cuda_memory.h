@@ -1,0 +1,33 @@
+// CudaMemory: device memory reserved from cudaMalloc once, as one slab, and handed out in
+// pieces by a RangeAllocator (core/range_allocator.h). The tracking Allocator above it
+// counts the bytes and enforces the budget; the slab only has to find room. Pieces are
+// multiples of the Allocator's 512-byte granularity, so every one is 512-byte aligned.
+// Thread-safety: one thread.
+#pragma once
+
+#include <cstddef>
+
+#include "core/allocator.h"
+#include "core/range_allocator.h"
+
+namespace llmft {
+
+class CudaMemory : public DeviceMemory {
+ public:
+  // Reserves `bytes` on the current device. Throws llmft::Error when cudaMalloc cannot.
+  explicit CudaMemory(size_t bytes);
+  ~CudaMemory() override;
+  CudaMemory(const CudaMemory&) = delete;
+  CudaMemory& operator=(const CudaMemory&) = delete;
+
+  // Throws llmft::Error when no free range is large enough (the slab is fragmented).
+  void* allocate(size_t bytes) override;
+  void release(void* ptr, size_t bytes) override;
+  size_t reserved() const { return ranges_.size(); }
+
+ private:
+  void* base_;
+  RangeAllocator ranges_;
+};
+
+}  // namespace llmft
