@@ -20,12 +20,17 @@ class MpiRuntime {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // This rank among the ranks of its node (those sharing memory with it), and their number.
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
   // Ends every rank of the job with `code` (MPI_Abort); with one rank, a plain exit.
   [[noreturn]] void abort(int code);
 
  private:
   int rank_ = 0;
   int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
 };
 
 }  // namespace llmft

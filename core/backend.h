@@ -49,6 +49,12 @@ class Backend {
   // Which dtype the kernels compute a run in (core/compute_dtype.h).
   virtual ComputeRule compute_rule() const = 0;
   virtual DeviceMemory& memory() = 0;
+  // Bytes the backend's memory can hand out (a GPU's reserved slab); 0: no fixed limit
+  // (the CPU's host memory). Optional.
+  virtual size_t memory_capacity() const { return 0; }
+  // Device memory held outside the allocator (context, library handles and workspaces,
+  // loaded kernels), measured when the backend starts. Optional: 0.
+  virtual size_t fixed_overhead() const { return 0; }
   // Sets the number of host threads kernels may use. Optional: default ignores it.
   virtual void set_threads(int threads) { (void)threads; }
   // Waits for all queued work.
@@ -151,15 +157,15 @@ class Backend {
   // 1. stats[0] = this rank's row maxima; then take the maximum over the ranks.
   virtual void cross_entropy_max(Tensor stats, Tensor logits, int64_t valid) = 0;
   // 2. stats[1] = this rank's sums of exp(logit - max), stats[2] = the target's logit
-  //    where this rank holds it, else 0; logits become exp(logit - max) (padding 0);
-  //    then sum stats[1..2] over the ranks.
+  //    where this rank holds it, else 0 (a backend may also write the exps over the
+  //    logits); then sum stats[1..2] over the ranks.
   virtual void cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets, int64_t vocab_start,
                                   int64_t valid) = 0;
   // 3. loss_sum(1) += sum over rows with targets >= 0 of -log softmax[target];
   //    logits become (softmax - onehot(target)) * grad_scale; rows with a negative target
-  //    and padding become zero.
+  //    and padding become zero. stats may be overwritten.
   virtual void cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets,
-                                    int64_t vocab_start, float grad_scale) = 0;
+                                    int64_t vocab_start, int64_t valid, float grad_scale) = 0;
 
   // --- optimizer arithmetic ---
   // sum_sq(1) += sum of x^2 (x of any float dtype; accumulated in f64 where the device

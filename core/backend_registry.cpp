@@ -3,18 +3,52 @@
 #include "core/cpu/cpu_backend.h"
 #include "core/error.h"
 
+#ifdef LLMFT_WITH_CUDA
+#include "core/cuda/cuda_backend.h"
+#include "core/cuda/cuda_device.h"
+#endif
+
 namespace llmft {
 
 std::vector<std::string> available_devices() {
+#ifdef LLMFT_WITH_CUDA
+  return {"cpu", "cuda"};
+#else
   return {"cpu"};
+#endif
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& device) {
+std::string device_unavailable_reason(const std::string& device) {
+  if (device == "cpu") return "";
+#ifdef LLMFT_WITH_CUDA
+  if (device == "cuda" || device.rfind("cuda:", 0) == 0) return cuda_unavailable_reason();
+#endif
+  return "this build of llmft has no " + device + " backend";
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& device, const NodePlacement& placement,
+                                      size_t memory_bytes) {
   if (device == "cpu") return std::make_unique<CpuBackend>();
-  if (device == "cuda") {
-    LLMFT_FAIL("--device cuda: this build of llmft has no CUDA backend; use --device cpu");
+  const bool cuda = device == "cuda" || device.rfind("cuda:", 0) == 0;
+#ifdef LLMFT_WITH_CUDA
+  if (cuda) {
+    const int index = select_cuda_device(device, placement);
+    const int sharing =
+        placement.share_devices
+            ? (placement.local_ranks + cuda_device_count() - 1) / cuda_device_count()
+            : 1;
+    return std::make_unique<CudaBackend>(index, memory_bytes, sharing);
   }
-  LLMFT_FAIL("--device " << device << ": unknown device; this build has: cpu");
+#else
+  (void)placement;
+  (void)memory_bytes;
+  LLMFT_REQUIRE(!cuda, "--device " << device << ": this build of llmft has no CUDA backend (CMake "
+                                   << "found no CUDA toolkit); rebuild where nvcc is installed, "
+                                      "or use --device cpu");
+#endif
+  std::string names;
+  for (const std::string& name : available_devices()) names += " " + name;
+  LLMFT_FAIL("--device " << device << ": unknown device; this build has:" << names);
 }
 
 }  // namespace llmft

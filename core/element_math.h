@@ -63,6 +63,15 @@ LLMFT_HOST_DEVICE inline void adamw(float& param, float& m, float& v, float grad
   param = param * s.decay - s.step_size * m / denom;
 }
 
+// AdaLomo's update of one element of gradient x from the factored second moment: a
+// matrix's row and column states (the row's relative to the mean row state), or a
+// vector's row state alone.
+LLMFT_HOST_DEVICE inline float adalomo_update(float x, float row, float row_mean, float col,
+                                              bool matrix) {
+  if (!matrix) return x / sqrtf(row);
+  return x / sqrtf(row / row_mean) / sqrtf(col);
+}
+
 // SGD with decoupled weight decay; with momentum the buffer is torch's (dampening 0).
 LLMFT_HOST_DEVICE inline float sgd(float param, float grad, float lr, float decay) {
   return param * decay - lr * grad;

@@ -27,9 +27,18 @@ std::unique_ptr<Communicator> node_group(Communicator* world) {
 }
 
 // This job's device before calibration: the CPU preset shared by the ranks on a machine
-// (memory: --device-memory, or the machine's share), or the --gpu preset and overrides.
-DeviceDescription base_device(const TrainOptions& o, int ranks_per_node) {
-  if (o.device != "cpu") return describe_device(o.cluster);
+// (memory: --device-memory, or the machine's share), or the --gpu preset and overrides,
+// with the memory the GPU backend reserved and the fixed overhead it measured.
+DeviceDescription base_device(const TrainOptions& o, const Backend& backend, int ranks_per_node) {
+  if (o.device != "cpu") {
+    DeviceDescription d = describe_device(o.cluster);
+    if (backend.memory_capacity() > 0) {
+      d.memory_bytes = backend.memory_capacity() + backend.fixed_overhead();
+      d.overhead_bytes = backend.fixed_overhead();
+      d.overhead_measured = true;
+    }
+    return d;
+  }
   DeviceDescription d = device_preset("cpu");
   const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
   d.memory_bytes = budget > 0 ? budget : d.memory_bytes / ranks_per_node;
@@ -86,7 +95,7 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   const bool lead = !world || world->rank() == 0;
   const std::unique_ptr<Communicator> node = node_group(world);
   PlanRequest request;
-  request.device = base_device(o, node ? node->size() : 1);
+  request.device = base_device(o, backend, node ? node->size() : 1);
   if (!o.no_calibrate) {
     request.device = calibrated(
         request.device,

@@ -95,7 +95,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   EngineOptions engine_options = engine_options_from(o);
   std::unique_ptr<Communicator> world;
   if (mpi.size() > 1) world = make_world_communicator(o.comm, o.comm_timeout);
-  std::unique_ptr<Backend> backend = make_backend(o.device);
+  const size_t requested_memory = parse_byte_size(o.device_memory, "--device-memory");
+  std::unique_ptr<Backend> backend =
+      make_backend(o.device, NodePlacement{mpi.local_rank(), mpi.local_size(), o.share_devices},
+                   requested_memory);
   if (o.threads > 0) backend->set_threads(o.threads);
   if (o.auto_plan) {
     const Layout chosen =
@@ -123,7 +126,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     val_batches = io::evaluation_batches(*val_file, o.seq_len, o.micro_batch, o.eval_windows);
   }
 
-  const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
+  // A GPU's budget is the memory its backend reserved; host memory has none unless asked.
+  const size_t budget = requested_memory > 0 ? requested_memory : backend->memory_capacity();
   // Every rank checks the worst rank's prediction, so they all refuse (or start) together.
   const Workload workload{config,
                           engine_options.optimizer,

@@ -57,7 +57,10 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "fp16: clean steps before the loss scale doubles (it halves on overflow)");
   po::options_description run("Run");
   run.add_options()
-      ("device", po::value(&o.device)->default_value("cpu"), "cpu (cuda in CUDA builds)")
+      ("device", po::value(&o.device)->default_value("cpu"),
+       "cpu, or in CUDA builds cuda (each rank the GPU of its place on the node) or cuda:N")
+      ("share-devices", po::bool_switch(&o.share_devices),
+       "let more ranks than GPUs run on a node, sharing GPUs and their memory")
       ("device-memory", po::value(&o.device_memory)->default_value("0"),
        "device memory budget, e.g. 2GiB (0 = unlimited on cpu)")
       ("threads", po::value(&o.threads)->default_value(0), "CPU threads (0 = all cores)")

@@ -23,6 +23,7 @@ struct TrainOptions {
   int loss_scale_window;
   uint64_t seed;
   bool print_params = false;
+  bool share_devices = false;
   // --auto-plan: the planner picks the layout; the cluster options describe the device.
   bool auto_plan = false, plan_only = false, no_calibrate = false;
   std::string plan_json;

@@ -79,7 +79,7 @@ class CountingBackend : public Backend {
   void add_inplace(Tensor, Tensor) override {}
   void cross_entropy_max(Tensor, Tensor, int64_t) override {}
   void cross_entropy_sums(Tensor, Tensor, Tensor, int64_t, int64_t) override {}
-  void cross_entropy_finish(Tensor, Tensor, Tensor, Tensor, int64_t, float) override {}
+  void cross_entropy_finish(Tensor, Tensor, Tensor, Tensor, int64_t, int64_t, float) override {}
   void sum_squares(Tensor, Tensor) override {}
   void adamw_update(Tensor, Tensor, Tensor, Tensor, float, float, float, float, float, float, float,
                     float) override {}

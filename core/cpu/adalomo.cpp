@@ -7,6 +7,7 @@
 
 #include "core/cpu/cpu_kernels.h"
 #include "core/cpu/ordered_reduce.h"
+#include "core/element_math.h"
 #include "core/float_traits.h"
 
 namespace llmft::cpu {
@@ -29,9 +30,8 @@ struct Moments {
   int64_t width() const { return col ? cols : 1; }
   float grad(int64_t i) const { return G::load(g[i]) * grad_scale; }
   float update(int64_t r, int64_t c) const {
-    const float x = grad(r * width() + c);
-    if (!col) return x / std::sqrt(row[r]);
-    return x / std::sqrt(row[r] / row_mean) / std::sqrt(col[c]);
+    return element::adalomo_update(grad(r * width() + c), row[r], row_mean, col ? col[c] : 0.0f,
+                                   col != nullptr);
   }
 };
 

@@ -219,7 +219,7 @@ void CpuBackend::cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets,
 }
 
 void CpuBackend::cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets,
-                                      int64_t vocab_start, float grad_scale) {
+                                      int64_t vocab_start, int64_t, float grad_scale) {
   const double sum = cpu::cross_entropy_finish(f32(logits), f32(stats), i32(targets), rows(logits),
                                                logits.dim(-1), vocab_start, grad_scale);
   *f32(loss_sum) += static_cast<float>(sum);

@@ -81,8 +81,9 @@ class CpuBackend : public Backend {
   void cross_entropy_max(Tensor stats, Tensor logits, int64_t valid) override;
   void cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets, int64_t vocab_start,
                           int64_t valid) override;
+  // The CPU's pass 2 wrote the exps over the logits, padding already zero: `valid` unused.
   void cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets,
-                            int64_t vocab_start, float grad_scale) override;
+                            int64_t vocab_start, int64_t valid, float grad_scale) override;
   void sum_squares(Tensor sum_sq, Tensor x) override;
   void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
                     float beta2, float eps, float weight_decay, float grad_scale,

@@ -7,17 +7,26 @@
 
 namespace llmft {
 
-int cuda_device_count() {
+std::string cuda_unavailable_reason() {
   int count = 0;
   const cudaError_t code = cudaGetDeviceCount(&count);
-  LLMFT_REQUIRE(code != cudaErrorInsufficientDriver,
-                "--device cuda: no NVIDIA driver is loaded on this machine (CUDA error 35, "
-                "cudaErrorInsufficientDriver), so it cannot run CUDA; run on a GPU node or use "
-                "--device cpu");
-  LLMFT_REQUIRE(code != cudaErrorNoDevice && (code != cudaSuccess || count > 0),
-                "--device cuda: no CUDA device is visible (CUDA error 100, cudaErrorNoDevice); "
-                "check CUDA_VISIBLE_DEVICES and the job's GPU allocation, or use --device cpu");
-  LLMFT_CUDA_CHECK(code);
+  if (code == cudaErrorInsufficientDriver) {
+    return "no NVIDIA driver is loaded on this machine (CUDA error 35, "
+           "cudaErrorInsufficientDriver), so it cannot run CUDA";
+  }
+  if (code == cudaErrorNoDevice || (code == cudaSuccess && count == 0)) {
+    return "no CUDA device is visible (CUDA error 100, cudaErrorNoDevice); check "
+           "CUDA_VISIBLE_DEVICES and the job's GPU allocation";
+  }
+  return "";  // any other error surfaces, checked, where the device is used
+}
+
+int cuda_device_count() {
+  const std::string reason = cuda_unavailable_reason();
+  LLMFT_REQUIRE(reason.empty(),
+                "--device cuda: " << reason << "; run on a GPU node or use --device cpu");
+  int count = 0;
+  LLMFT_CUDA_CHECK(cudaGetDeviceCount(&count));
   return count;
 }
 
@@ -30,7 +39,8 @@ int select_cuda_device(const std::string& spec, const NodePlacement& placement) 
                   "--device " << spec << ": expected cuda or cuda:N");
     const int device = std::stoi(index);
     LLMFT_REQUIRE(device < count, "--device " << spec << ": this node has " << count
-                                              << " CUDA device(s), numbered 0 to " << count - 1);
+                                              << " CUDA device(s), numbered 0 to "
+                                              << count - 1);
     return device;
   }
   LLMFT_REQUIRE(placement.local_ranks <= count || placement.share_devices,

@@ -10,6 +10,9 @@
 
 namespace llmft {
 
+// "" when this process sees a CUDA device; else why not (no driver, no device).
+std::string cuda_unavailable_reason();
+
 // The GPUs this process sees. Throws llmft::Error with the reason and what to do when
 // there is no driver (cudaErrorInsufficientDriver, 35) or no device (100).
 int cuda_device_count();

@@ -186,7 +186,7 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   be_.cross_entropy_sums(stats, logits, targets, vocab_start_, valid_vocab_rows());
   ctx.tp_reduce(stats.view(N, {2 * N}));
   be_.cross_entropy_finish(logits, loss_sum_.as(DType::f32, {1}), stats, targets, vocab_start_,
-                           loss_scale_);
+                           valid_vocab_rows(), loss_scale_);
 }
 
 void DecoderModel::head_backward(const UnitTensors& units, bool keep_activations) {

@@ -150,3 +150,13 @@ add_test(NAME layout_invariance COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/layout_invariance
   ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
 set_tests_properties(layout_invariance PROPERTIES TIMEOUT 300)
+
+# --device cuda either trains (a GPU is there) or stops at once with one line saying why
+# (a build without CUDA, no driver, no device), never a crash.
+add_test(NAME cli_cuda_device COMMAND bash -c
+  "out=$('${llmft}' --device cuda --model llama-tiny --data '${cli_dir}/val.tok' --seq-len 16 --steps 1 --log-every 1 2>&1); code=$?
+   echo \"$out\"
+   if [ $code -eq 0 ]; then echo \"$out\" | grep -q 'step *1/1'; exit $?; fi
+   [ $code -lt 128 ] && [ $(echo \"$out\" | wc -l) -eq 1 ] &&
+     echo \"$out\" | grep -Eq 'no NVIDIA driver|no CUDA device|no CUDA backend'")
+set_tests_properties(cli_cuda_device PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)

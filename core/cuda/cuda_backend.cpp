@@ -1,0 +1,427 @@
+#include "core/cuda/cuda_backend.h"
+
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/byte_size.h"
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/cuda_kernels.h"
+#include "core/error.h"
+
+namespace llmft {
+namespace {
+
+struct CudaEvent : Event {
+  cudaEvent_t event = nullptr;
+  CudaEvent() { LLMFT_CUDA_CHECK(cudaEventCreate(&event)); }
+  ~CudaEvent() override { cudaEventDestroy(event); }
+};
+
+cudaEvent_t event_of(const Event& e) {
+  return static_cast<const CudaEvent&>(e).event;
+}
+
+float* f32(const Tensor& t) {
+  if (!t.defined()) return nullptr;
+  LLMFT_REQUIRE(t.dtype == DType::f32,
+                "cuda backend: expected an f32 statistic, got " << dtype_name(t.dtype));
+  return static_cast<float*>(t.data);
+}
+
+const int32_t* i32(const Tensor& t) {
+  LLMFT_REQUIRE(t.dtype == DType::i32, "cuda backend: token tensor must be i32");
+  return static_cast<const int32_t*>(t.data);
+}
+
+// Rows and width of a tensor seen as (N, last dim).
+int64_t rows(const Tensor& t) {
+  return t.numel() / t.dim(-1);
+}
+
+// The common dtype of tensors that must share one (undefined ones are skipped).
+DType same_dtype(std::initializer_list<const Tensor*> tensors, const char* hook) {
+  DType dtype = DType::i32;
+  bool first = true;
+  for (const Tensor* t : tensors) {
+    if (!t->defined()) continue;
+    LLMFT_REQUIRE(first || t->dtype == dtype, "cuda backend: " << hook << " mixes "
+                                                               << dtype_name(dtype) << " and "
+                                                               << dtype_name(t->dtype));
+    dtype = t->dtype;
+    first = false;
+  }
+  return dtype;
+}
+
+int64_t adalomo_cols(const Tensor& t) {
+  return t.shape.size() == 2 ? t.dim(1) : 0;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing) : device_(device) {
+  LLMFT_CUDA_CHECK(cudaSetDevice(device_));
+  LLMFT_CUDA_CHECK(cudaGetDeviceProperties(&properties_, device_));
+  LLMFT_CUDA_CHECK(cudaFree(nullptr));  // creates the context now
+  LLMFT_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+  LLMFT_CUDA_CHECK(cudaStreamCreateWithFlags(&communication_, cudaStreamNonBlocking));
+  gemm_ = std::make_unique<cuda::Gemm>();
+  LLMFT_CUDA_CHECK(cudaMalloc(&partials_, sizeof(double) * 2 * cuda::kSumBlocks));
+  launch_every_kernel();
+  size_t free = 0, total = 0;
+  LLMFT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  fixed_overhead_ = total - free;
+  LLMFT_REQUIRE(free > kRuntimeReserve, "cuda:" << device_ << ": only " << format_bytes(free)
+                                                << " of device memory is free");
+  // Ranks sharing the GPU start together, so each takes its share of what the device
+  // holds, not of what happens to be free right now.
+  const size_t sharing = static_cast<size_t>(ranks_sharing);
+  LLMFT_REQUIRE(total > sharing * (fixed_overhead_ + kRuntimeReserve),
+                "cuda:" << device_ << ": " << ranks_sharing << " ranks cannot share its "
+                        << format_bytes(static_cast<double>(total)));
+  const size_t available =
+      ranks_sharing > 1
+          ? (total - static_cast<size_t>(ranks_sharing) * (fixed_overhead_ + kRuntimeReserve)) /
+                static_cast<size_t>(ranks_sharing)
+          : free - kRuntimeReserve;
+  LLMFT_REQUIRE(memory_bytes <= available,
+                "--device-memory " << format_bytes(memory_bytes) << " is more than the "
+                                   << format_bytes(available) << " free on cuda:" << device_
+                                   << " after the runtime's "
+                                   << format_bytes(fixed_overhead_ + kRuntimeReserve)
+                                   << "; lower --device-memory");
+  memory_ = std::make_unique<CudaMemory>(memory_bytes > 0 ? memory_bytes : available);
+}
+
+CudaBackend::~CudaBackend() {
+  // Destructors cannot throw: errors here mean the context is gone already.
+  cudaDeviceSynchronize();
+  memory_.reset();
+  gemm_.reset();
+  cudaFree(partials_);
+  cudaStreamDestroy(communication_);
+  cudaStreamDestroy(compute_);
+}
+
+std::string CudaBackend::describe() const {
+  int cublas_version = static_cast<int>(cublasLtGetVersion());
+  return "cuda:" + std::to_string(device_) + " " + properties_.name + ", " +
+         format_bytes(static_cast<double>(properties_.totalGlobalMem)) + ", compute capability " +
+         std::to_string(properties_.major) + "." + std::to_string(properties_.minor) +
+         "; cuBLASLt " + std::to_string(cublas_version) + "; fixed overhead " +
+         format_bytes(static_cast<double>(fixed_overhead_)) + " (measured), " +
+         format_bytes(static_cast<double>(memory_->reserved())) + " reserved for the allocator";
+}
+
+void CudaBackend::launch_every_kernel() {
+  // Tiny tensors in a scratch of their own: B 1, T 2, H 2, KVH 1, D 4, C 8, V 8.
+  const int64_t B = 1, T = 2, H = 2, KVH = 1, D = 4, C = H * D, W = (H + 2 * KVH) * D, V = 8;
+  void* scratch = nullptr;
+  const size_t slot = 4096;
+  LLMFT_CUDA_CHECK(cudaMalloc(&scratch, 32 * slot));
+  LLMFT_CUDA_CHECK(cudaMemset(scratch, 0, 32 * slot));
+  int next = 0;
+  auto take = [&](DType dtype, Shape shape) {
+    return Tensor(static_cast<char*>(scratch) + slot * next++, dtype, std::move(shape));
+  };
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    next = 0;
+    const Tensor x = take(dtype, {B * T, C}), y = take(dtype, {B * T, C}), w = take(dtype, {C, C});
+    const Tensor bias = take(dtype, {C}), stat = take(DType::f32, {B * T});
+    const Tensor stat2 = take(DType::f32, {B * T}), tokens = take(DType::i32, {B, T});
+    const Tensor qkv = take(dtype, {B, T, W}), att = take(dtype, {B * T, C});
+    const Tensor lse = take(DType::f32, {B, H, T}), logits = take(dtype, {B * T, V});
+    const Tensor stats = take(DType::f32, {3, B * T}), scalar = take(DType::f32, {3});
+    const Tensor master = take(DType::f32, {C}), m = take(DType::f32, {C}),
+                 v = take(DType::f32, {C});
+    const Tensor gate_up = take(dtype, {B * T, 2 * C}), rows_state = take(DType::f32, {C});
+    const Tensor cols_state = take(DType::f32, {C});
+    fill(x, 0.5f);
+    convert(y, x);
+    add_inplace(y, x);
+    linear_forward(y, x, w, bias);
+    linear_backward(x, true, w, bias, y, x, w);
+    embedding_forward(x.reshaped({B, T, C}), tokens, w, w, 0, 0);
+    embedding_backward(w, w, x.reshaped({B, T, C}), tokens, 0);
+    layernorm_forward(y, stat, stat2, x, bias, bias, 1e-5f);
+    layernorm_backward(x, bias, bias, y, x, bias, stat, stat2);
+    rmsnorm_forward(y, stat, x, bias, 1e-5f);
+    rmsnorm_backward(x, bias, y, x, bias, stat);
+    rope_forward(qkv, static_cast<int>(H), static_cast<int>(KVH), 10000.0f, 0);
+    rope_backward(qkv, static_cast<int>(H), static_cast<int>(KVH), 10000.0f, 0);
+    attention_forward(att.reshaped({B, T, C}), lse, qkv, static_cast<int>(H), static_cast<int>(KVH),
+                      0);
+    attention_backward(qkv, att.reshaped({B, T, C}), qkv, att.reshaped({B, T, C}), lse,
+                       static_cast<int>(H), static_cast<int>(KVH));
+    gelu_forward(y, x);
+    gelu_backward(x, y, x);
+    swiglu_forward(y, gate_up);
+    swiglu_backward(gate_up, gate_up, y);
+    cross_entropy_max(stats, logits, V);
+    cross_entropy_sums(stats, logits, tokens.reshaped({B * T}), 0, V);
+    cross_entropy_finish(logits, scalar.view(0, {1}), stats, tokens.reshaped({B * T}), 0, V, 1.0f);
+    sum_squares(scalar.view(0, {1}), x);
+    adamw_update(master, bias, m, v, 0.0f, 0.9f, 0.99f, 1e-8f, 0.0f, 1.0f, 1.0f, 1.0f);
+    sgd_update(bias, bias, m, 0.0f, 0.9f, 0.0f, 1.0f);
+    const Tensor matrix = w.view(0, {H, D});
+    adalomo_square_sums(rows_state.view(0, {H}), cols_state.view(0, {D}), matrix, 1.0f);
+    adalomo_moments(m.view(0, {H}), v.view(0, {D}), scalar, rows_state.view(0, {H}),
+                    cols_state.view(0, {D}), H, D, 0.5f);
+    adalomo_norms(scalar, matrix, matrix, m.view(0, {H}), v.view(0, {D}), H, 1.0f);
+    adalomo_apply(matrix, matrix, m.view(0, {H}), v.view(0, {D}), scalar, H, H * D, 0.0f, 0.0f,
+                  1.0f);
+  }
+  synchronize();
+  LLMFT_CUDA_CHECK(cudaFree(scratch));
+}
+
+void CudaBackend::synchronize() {
+  LLMFT_CUDA_CHECK(cudaStreamSynchronize(compute_));
+  LLMFT_CUDA_CHECK(cudaStreamSynchronize(communication_));
+}
+
+std::unique_ptr<Event> CudaBackend::create_event() {
+  return std::make_unique<CudaEvent>();
+}
+
+void CudaBackend::record(Event& event, Queue queue) {
+  LLMFT_CUDA_CHECK(
+      cudaEventRecord(event_of(event), queue == Queue::compute ? compute_ : communication_));
+}
+
+void CudaBackend::wait(Queue queue, const Event& event) {
+  LLMFT_CUDA_CHECK(
+      cudaStreamWaitEvent(queue == Queue::compute ? compute_ : communication_, event_of(event), 0));
+}
+
+void CudaBackend::synchronize(const Event& event) {
+  LLMFT_CUDA_CHECK(cudaEventSynchronize(event_of(event)));
+}
+
+double CudaBackend::elapsed_seconds(const Event& start, const Event& end) {
+  float ms = 0.0f;
+  LLMFT_CUDA_CHECK(cudaEventElapsedTime(&ms, event_of(start), event_of(end)));
+  return ms / 1000.0;
+}
+
+void CudaBackend::copy_to_device(Tensor dst, const void* host_src) {
+  // From pageable memory the copy has read the host buffer when the call returns.
+  LLMFT_CUDA_CHECK(
+      cudaMemcpyAsync(dst.data, host_src, dst.bytes(), cudaMemcpyHostToDevice, compute_));
+}
+
+void CudaBackend::copy_to_host(void* host_dst, Tensor src) {
+  LLMFT_CUDA_CHECK(
+      cudaMemcpyAsync(host_dst, src.data, src.bytes(), cudaMemcpyDeviceToHost, compute_));
+  LLMFT_CUDA_CHECK(cudaStreamSynchronize(compute_));
+}
+
+void CudaBackend::copy(Tensor dst, Tensor src) {
+  LLMFT_REQUIRE(dst.bytes() == src.bytes(), "internal: copy between tensors of different sizes");
+  LLMFT_CUDA_CHECK(
+      cudaMemcpyAsync(dst.data, src.data, src.bytes(), cudaMemcpyDeviceToDevice, compute_));
+}
+
+void CudaBackend::fill(Tensor t, float value) {
+  cuda::fill(t.data, t.dtype, value, t.numel(), compute_);
+}
+
+void CudaBackend::convert(Tensor dst, Tensor src) {
+  LLMFT_REQUIRE(dst.numel() == src.numel(), "internal: convert between tensors of different sizes");
+  cuda::convert(dst.data, dst.dtype, src.data, src.dtype, src.numel(), compute_);
+}
+
+// Row-major (N, C) x (OC, C)^T is column-major (OC, N) = W^T-stored-as-(C, OC) transposed
+// times X-stored-as-(C, N): see core/cuda/gemm.h for the operands.
+void CudaBackend::linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) {
+  const DType dtype = same_dtype({&out, &inp, &weight, &bias}, "linear_forward");
+  const int64_t N = rows(inp), C = inp.dim(-1), OC = weight.dim(0);
+  gemm_->multiply(dtype, {weight.data, C, OC, C, true}, {inp.data, C, N, C, false}, out.data, OC,
+                  0.0f, bias.defined() ? bias.data : nullptr, compute_);
+}
+
+void CudaBackend::linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias,
+                                  Tensor dout, Tensor inp, Tensor weight) {
+  const DType dtype =
+      same_dtype({&dinp, &dweight, &dbias, &dout, &inp, &weight}, "linear_backward");
+  const int64_t N = rows(inp), C = inp.dim(-1), OC = weight.dim(0);
+  if (dinp.defined()) {  // (N, C) = dout (N, OC) W (OC, C)
+    gemm_->multiply(dtype, {weight.data, C, OC, C, false}, {dout.data, OC, N, OC, false}, dinp.data,
+                    C, accumulate_dinp ? 1.0f : 0.0f, nullptr, compute_);
+  }
+  if (dweight.defined()) {  // (OC, C) += dout^T (OC, N) X (N, C)
+    gemm_->multiply(dtype, {inp.data, C, N, C, false}, {dout.data, OC, N, OC, true}, dweight.data,
+                    C, 1.0f, nullptr, compute_);
+  }
+  if (dbias.defined()) cuda::add_column_sums(dbias.data, dtype, dout.data, dtype, N, OC, compute_);
+}
+
+void CudaBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
+                                    int64_t position_offset, int64_t vocab_start) {
+  const DType dtype = same_dtype({&out, &wte, &wpe}, "embedding_forward");
+  cuda::embedding_forward(out.data, i32(tokens), wte.data, wpe.defined() ? wpe.data : nullptr,
+                          dtype, tokens.numel(), tokens.dim(-1), wte.dim(1), position_offset,
+                          vocab_start, wte.dim(0), compute_);
+}
+
+void CudaBackend::embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
+                                     int64_t vocab_start) {
+  const DType dtype = same_dtype({&dwte, &dwpe, &dout}, "embedding_backward");
+  cuda::embedding_backward(dwte.data, dwpe.defined() ? dwpe.data : nullptr, dout.data, i32(tokens),
+                           dtype, tokens.numel(), tokens.dim(-1), dwte.dim(1), vocab_start,
+                           dwte.dim(0), compute_);
+}
+
+void CudaBackend::layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
+                                    Tensor bias, float eps) {
+  const DType dtype = same_dtype({&out, &inp, &weight, &bias}, "layernorm_forward");
+  cuda::layernorm_forward(out.data, f32(mean), f32(rstd), inp.data, weight.data, bias.data, dtype,
+                          rows(inp), inp.dim(-1), eps, compute_);
+}
+
+void CudaBackend::layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout,
+                                     Tensor inp, Tensor weight, Tensor mean, Tensor rstd) {
+  const DType dtype =
+      same_dtype({&dinp, &dweight, &dbias, &dout, &inp, &weight}, "layernorm_backward");
+  cuda::layernorm_backward(dinp.data, dweight.data, dbias.data, dout.data, inp.data, weight.data,
+                           f32(mean), f32(rstd), dtype, rows(inp), inp.dim(-1), compute_);
+}
+
+void CudaBackend::rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) {
+  const DType dtype = same_dtype({&out, &inp, &weight}, "rmsnorm_forward");
+  cuda::rmsnorm_forward(out.data, f32(rstd), inp.data, weight.data, dtype, rows(inp), inp.dim(-1),
+                        eps, compute_);
+}
+
+void CudaBackend::rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp,
+                                   Tensor weight, Tensor rstd) {
+  const DType dtype = same_dtype({&dinp, &dweight, &dout, &inp, &weight}, "rmsnorm_backward");
+  cuda::rmsnorm_backward(dinp.data, dweight.data, dout.data, inp.data, weight.data, f32(rstd),
+                         dtype, rows(inp), inp.dim(-1), compute_);
+}
+
+void CudaBackend::rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+                               int64_t position_offset) {
+  const int64_t D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
+  cuda::rope(qkv.data, qkv.dtype, qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, theta,
+             position_offset, false, compute_);
+}
+
+void CudaBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
+                                int64_t position_offset) {
+  const int64_t D = dqkv.dim(-1) / (n_head + 2 * n_kv_head);
+  cuda::rope(dqkv.data, dqkv.dtype, dqkv.dim(0), dqkv.dim(1), n_head, n_kv_head, D, theta,
+             position_offset, true, compute_);
+}
+
+void CudaBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
+                                    int64_t first_query) {
+  const DType dtype = same_dtype({&out, &qkv}, "attention_forward");
+  const int64_t B = qkv.dim(0), D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
+  const int64_t T = out.numel() / (B * n_head * D);
+  cuda::attention_forward(out.data, f32(lse), qkv.data, dtype, B, T, n_head, n_kv_head, D,
+                          qkv.dim(1), first_query, compute_);
+}
+
+void CudaBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
+                                     int n_head, int n_kv_head) {
+  const DType dtype = same_dtype({&dqkv, &dout, &qkv, &out}, "attention_backward");
+  const int64_t D = out.dim(-1) / n_head;
+  cuda::attention_backward(dqkv.data, dout.data, qkv.data, out.data, f32(lse), dtype, qkv.dim(0),
+                           qkv.dim(1), n_head, n_kv_head, D, compute_);
+}
+
+void CudaBackend::gelu_forward(Tensor out, Tensor inp) {
+  cuda::gelu_forward(out.data, inp.data, same_dtype({&out, &inp}, "gelu_forward"), inp.numel(),
+                     compute_);
+}
+
+void CudaBackend::gelu_backward(Tensor dinp, Tensor inp, Tensor dout) {
+  cuda::gelu_backward(dinp.data, inp.data, dout.data,
+                      same_dtype({&dinp, &inp, &dout}, "gelu_backward"), inp.numel(), compute_);
+}
+
+void CudaBackend::swiglu_forward(Tensor out, Tensor gate_up) {
+  cuda::swiglu_forward(out.data, gate_up.data, same_dtype({&out, &gate_up}, "swiglu_forward"),
+                       rows(out), out.dim(-1), compute_);
+}
+
+void CudaBackend::swiglu_backward(Tensor dgate_up, Tensor gate_up, Tensor dout) {
+  cuda::swiglu_backward(dgate_up.data, gate_up.data, dout.data,
+                        same_dtype({&dgate_up, &gate_up, &dout}, "swiglu_backward"), rows(dout),
+                        dout.dim(-1), compute_);
+}
+
+void CudaBackend::add_inplace(Tensor acc, Tensor x) {
+  LLMFT_REQUIRE(acc.numel() == x.numel(), "internal: add_inplace of tensors of different sizes");
+  cuda::add_inplace(acc.data, acc.dtype, x.data, x.dtype, acc.numel(), compute_);
+}
+
+void CudaBackend::cross_entropy_max(Tensor stats, Tensor logits, int64_t valid) {
+  cuda::cross_entropy_max(f32(stats), logits.data, logits.dtype, rows(logits), logits.dim(-1),
+                          valid, compute_);
+}
+
+void CudaBackend::cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets,
+                                     int64_t vocab_start, int64_t valid) {
+  cuda::cross_entropy_sums(f32(stats), logits.data, i32(targets), logits.dtype, rows(logits),
+                           logits.dim(-1), valid, vocab_start, compute_);
+}
+
+void CudaBackend::cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets,
+                                       int64_t vocab_start, int64_t valid, float grad_scale) {
+  cuda::cross_entropy_finish(logits.data, f32(loss_sum), f32(stats), i32(targets), logits.dtype,
+                             rows(logits), logits.dim(-1), valid, vocab_start, grad_scale,
+                             compute_);
+}
+
+void CudaBackend::sum_squares(Tensor sum_sq, Tensor x) {
+  cuda::sum_squares(f32(sum_sq), x.data, x.dtype, x.numel(), partials_, compute_);
+}
+
+void CudaBackend::adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
+                               float beta2, float eps, float weight_decay, float grad_scale,
+                               float bias_correction1, float bias_correction2) {
+  cuda::adamw_update(f32(param), grad.data, grad.dtype, f32(m), f32(v), param.numel(), lr, beta1,
+                     beta2, eps, weight_decay, grad_scale, bias_correction1, bias_correction2,
+                     compute_);
+}
+
+void CudaBackend::sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr,
+                             float momentum, float weight_decay, float grad_scale) {
+  cuda::sgd_update(param.data, param.dtype, grad.data, grad.dtype, f32(momentum_buf), param.numel(),
+                   lr, momentum, weight_decay, grad_scale, compute_);
+}
+
+void CudaBackend::adalomo_square_sums(Tensor row_sums, Tensor col_sums, Tensor grad,
+                                      float grad_scale) {
+  cuda::adalomo_square_sums(f32(row_sums), f32(col_sums), grad.data, grad.dtype, grad.dim(0),
+                            adalomo_cols(grad), grad_scale, compute_);
+}
+
+void CudaBackend::adalomo_moments(Tensor row_state, Tensor col_state, Tensor stats, Tensor row_sums,
+                                  Tensor col_sums, int64_t full_rows, int64_t full_cols,
+                                  float beta2) {
+  cuda::adalomo_moments(f32(row_state), f32(col_state), f32(stats), f32(row_sums), f32(col_sums),
+                        row_state.numel(), col_state.defined() ? col_state.numel() : 0, full_rows,
+                        full_cols, beta2, compute_);
+}
+
+void CudaBackend::adalomo_norms(Tensor stats, Tensor param, Tensor grad, Tensor row_state,
+                                Tensor col_state, int64_t full_rows, float grad_scale) {
+  cuda::adalomo_norms(f32(stats), param.data, param.dtype, grad.data, grad.dtype, f32(row_state),
+                      f32(col_state), param.dim(0), adalomo_cols(param), full_rows, grad_scale,
+                      partials_, compute_);
+}
+
+void CudaBackend::adalomo_apply(Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
+                                Tensor stats, int64_t full_rows, int64_t full_numel, float lr,
+                                float weight_decay, float grad_scale) {
+  cuda::adalomo_apply(param.data, param.dtype, grad.data, grad.dtype, f32(row_state),
+                      f32(col_state), f32(stats), param.dim(0), adalomo_cols(param), full_rows,
+                      full_numel, lr, weight_decay, grad_scale, compute_);
+}
+
+}  // namespace llmft

@@ -1,0 +1,122 @@
+// CudaBackend: the Backend on one NVIDIA GPU. Kernels run on a compute stream and
+// collectives on a communication stream, ordered by CUDA events; hooks return once their
+// work is queued (core/backend.h). It computes in the stored dtype (ComputeRule::stored:
+// bf16/fp16 weights feed cuBLASLt directly, activations and gradients stay 16-bit, every
+// product accumulates in f32; statistics are f32). Matrix products go to cuBLASLt
+// (core/cuda/gemm.h); everything else to our kernels (core/cuda/cuda_kernels.h).
+//
+// Memory: at construction the backend takes its device, creates its streams, the cuBLASLt
+// handle and workspace and a scratch for reductions, launches every kernel once (module
+// loading is lazy), and measures what all that left free (cudaMemGetInfo): the difference
+// from the device's total is the fixed overhead, reported on its own. Then it reserves
+// one slab for the tracking allocator (core/cuda/cuda_memory.h): `memory_bytes`, or the
+// free memory less kRuntimeReserve for what the runtime still allocates lazily (shared
+// evenly when several ranks use the GPU).
+//
+// Thread-safety: one Backend per rank, used from one thread.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
+#include "core/backend.h"
+#include "core/cuda/cuda_memory.h"
+#include "core/cuda/gemm.h"
+
+namespace llmft {
+
+class CudaBackend : public Backend {
+ public:
+  static constexpr size_t kRuntimeReserve = size_t{256} << 20;
+
+  // `ranks_sharing`: ranks of this node on the same GPU; with memory_bytes 0 each takes an
+  // even share of the device's memory.
+  CudaBackend(int device, size_t memory_bytes, int ranks_sharing = 1);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override { return "cuda"; }
+  std::string describe() const override;
+  ComputeRule compute_rule() const override { return ComputeRule::stored; }
+  DeviceMemory& memory() override { return *memory_; }
+  size_t memory_capacity() const override { return memory_->reserved(); }
+  size_t fixed_overhead() const override { return fixed_overhead_; }
+  void synchronize() override;
+
+  std::unique_ptr<Event> create_event() override;
+  void record(Event& event, Queue queue) override;
+  void wait(Queue queue, const Event& event) override;
+  void synchronize(const Event& event) override;
+  double elapsed_seconds(const Event& start, const Event& end) override;
+
+  void copy_to_device(Tensor dst, const void* host_src) override;
+  void copy_to_host(void* host_dst, Tensor src) override;
+  void copy(Tensor dst, Tensor src) override;
+  void fill(Tensor t, float value) override;
+  void convert(Tensor dst, Tensor src) override;
+
+  void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) override;
+  void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias, Tensor dout,
+                       Tensor inp, Tensor weight) override;
+  void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t position_offset,
+                         int64_t vocab_start) override;
+  void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
+                          int64_t vocab_start) override;
+  void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
+                         Tensor bias, float eps) override;
+  void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp,
+                          Tensor weight, Tensor mean, Tensor rstd) override;
+  void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) override;
+  void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight,
+                        Tensor rstd) override;
+  void rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+                    int64_t position_offset) override;
+  void rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
+                     int64_t position_offset) override;
+  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
+                         int64_t first_query) override;
+  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head,
+                          int n_kv_head) override;
+  void gelu_forward(Tensor out, Tensor inp) override;
+  void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override;
+  void swiglu_forward(Tensor out, Tensor gate_up) override;
+  void swiglu_backward(Tensor dgate_up, Tensor gate_up, Tensor dout) override;
+  void add_inplace(Tensor acc, Tensor x) override;
+  void cross_entropy_max(Tensor stats, Tensor logits, int64_t valid) override;
+  void cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets, int64_t vocab_start,
+                          int64_t valid) override;
+  void cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets,
+                            int64_t vocab_start, int64_t valid, float grad_scale) override;
+  void sum_squares(Tensor sum_sq, Tensor x) override;
+  void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float lr, float beta1,
+                    float beta2, float eps, float weight_decay, float grad_scale,
+                    float bias_correction1, float bias_correction2) override;
+  void sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float lr, float momentum,
+                  float weight_decay, float grad_scale) override;
+  void adalomo_square_sums(Tensor row_sums, Tensor col_sums, Tensor grad,
+                           float grad_scale) override;
+  void adalomo_moments(Tensor row_state, Tensor col_state, Tensor stats, Tensor row_sums,
+                       Tensor col_sums, int64_t full_rows, int64_t full_cols, float beta2) override;
+  void adalomo_norms(Tensor stats, Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
+                     int64_t full_rows, float grad_scale) override;
+  void adalomo_apply(Tensor param, Tensor grad, Tensor row_state, Tensor col_state, Tensor stats,
+                     int64_t full_rows, int64_t full_numel, float lr, float weight_decay,
+                     float grad_scale) override;
+
+ private:
+  // Runs every hook once on tiny tensors in each float dtype (loads every kernel).
+  void launch_every_kernel();
+
+  int device_;
+  cudaDeviceProp properties_{};
+  cudaStream_t compute_ = nullptr, communication_ = nullptr;
+  std::unique_ptr<cuda::Gemm> gemm_;
+  double* partials_ = nullptr;  // scratch of the reductions' fixed partial sums
+  size_t fixed_overhead_ = 0;
+  std::unique_ptr<CudaMemory> memory_;
+};
+
+}  // namespace llmft

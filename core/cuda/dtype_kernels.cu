@@ -1,0 +1,125 @@
+// Fill, convert, accumulate, sums of squares and column sums on the GPU, for any float dtype.
+#include "core/cuda/block_reduce.cuh"
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/cuda_kernels.h"
+#include "core/cuda/device_types.cuh"
+
+namespace llmft::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename T>
+__global__ void fill_kernel(T* x, float value, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) x[i] = store<T>(value);
+}
+
+template <typename D, typename S>
+__global__ void convert_kernel(D* dst, const S* src, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) dst[i] = store<D>(load(src[i]));
+}
+
+template <typename A, typename X>
+__global__ void add_kernel(A* acc, const X* x, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) acc[i] = store<A>(load(acc[i]) + load(x[i]));
+}
+
+// Block b sums the squares of elements b, b + kSumBlocks x kThreads, ... (each thread a
+// fixed stride): partials[b]. The grid never depends on the device.
+template <typename T>
+__global__ void square_partials(double* partials, const T* x, int64_t n) {
+  __shared__ double shared[32];
+  double sum = 0.0;
+  const int64_t stride = static_cast<int64_t>(kSumBlocks) * kThreads;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x; i < n; i += stride) {
+    const double v = load(x[i]);
+    sum += v * v;
+  }
+  sum = block_sum(sum, shared);
+  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+}
+
+__global__ void add_partials(float* total, const double* partials) {
+  __shared__ double shared[32];
+  const double sum = block_sum(partials[threadIdx.x], shared);
+  if (threadIdx.x == 0) *total += static_cast<float>(sum);
+}
+
+// Thread c adds column c over the rows, in row order.
+template <typename O, typename X>
+__global__ void column_sums_kernel(O* out, const X* x, int64_t N, int64_t C) {
+  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (c >= C) return;
+  float sum = 0.0f;
+  for (int64_t n = 0; n < N; ++n) sum += load(x[n * C + c]);
+  out[c] = store<O>(load(out[c]) + sum);
+}
+
+}  // namespace
+
+void fill(void* x, DType type, float value, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  dispatch_float(type, [&](auto t) {
+    using T = decltype(t);
+    fill_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(static_cast<T*>(x), value, n);
+  });
+  LLMFT_CUDA_LAUNCH_CHECK();
+}
+
+void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t n,
+             cudaStream_t stream) {
+  if (n == 0) return;
+  dispatch_float(dst_type, [&](auto d) {
+    dispatch_float(src_type, [&](auto s) {
+      using D = decltype(d);
+      using S = decltype(s);
+      convert_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(
+          static_cast<D*>(dst), static_cast<const S*>(src), n);
+    });
+  });
+  LLMFT_CUDA_LAUNCH_CHECK();
+}
+
+void add_inplace(void* acc, DType acc_type, const void* x, DType x_type, int64_t n,
+                 cudaStream_t stream) {
+  if (n == 0) return;
+  dispatch_float(acc_type, [&](auto a) {
+    dispatch_float(x_type, [&](auto s) {
+      using A = decltype(a);
+      using X = decltype(s);
+      add_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(static_cast<A*>(acc),
+                                                                   static_cast<const X*>(x), n);
+    });
+  });
+  LLMFT_CUDA_LAUNCH_CHECK();
+}
+
+void sum_squares(float* sum_sq, const void* x, DType type, int64_t n, double* partials,
+                 cudaStream_t stream) {
+  dispatch_float(type, [&](auto t) {
+    using T = decltype(t);
+    square_partials<<<kSumBlocks, kThreads, 0, stream>>>(partials, static_cast<const T*>(x), n);
+  });
+  LLMFT_CUDA_LAUNCH_CHECK();
+  add_partials<<<1, kSumBlocks, 0, stream>>>(sum_sq, partials);
+  LLMFT_CUDA_LAUNCH_CHECK();
+}
+
+void add_column_sums(void* out, DType out_type, const void* x, DType x_type, int64_t N, int64_t C,
+                     cudaStream_t stream) {
+  if (C == 0) return;
+  dispatch_float(out_type, [&](auto o) {
+    dispatch_float(x_type, [&](auto s) {
+      using O = decltype(o);
+      using X = decltype(s);
+      column_sums_kernel<<<blocks_for(C, kThreads), kThreads, 0, stream>>>(
+          static_cast<O*>(out), static_cast<const X*>(x), N, C);
+    });
+  });
+  LLMFT_CUDA_LAUNCH_CHECK();
+}
+
+}  // namespace llmft::cuda

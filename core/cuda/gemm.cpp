@@ -1,0 +1,104 @@
+#include "core/cuda/gemm.h"
+
+#include "core/cuda/cuda_check.h"
+#include "core/error.h"
+
+namespace llmft::cuda {
+namespace {
+
+cudaDataType_t data_type(DType type) {
+  switch (type) {
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+    case DType::f16:
+      return CUDA_R_16F;
+    case DType::i32:
+      break;
+  }
+  LLMFT_FAIL("cuda gemm: no matrix product of " << dtype_name(type) << " tensors");
+}
+
+// Descriptors live for one product; RAII so that an error thrown mid-way frees them.
+struct Layout {
+  cublasLtMatrixLayout_t layout = nullptr;
+  Layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld) {
+    LLMFT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows),
+                                                  static_cast<uint64_t>(cols), ld));
+  }
+  ~Layout() { cublasLtMatrixLayoutDestroy(layout); }
+};
+
+struct Operation {
+  cublasLtMatmulDesc_t desc = nullptr;
+  Operation() {
+    LLMFT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  }
+  ~Operation() { cublasLtMatmulDescDestroy(desc); }
+  template <typename V>
+  void set(cublasLtMatmulDescAttributes_t attribute, const V& value) {
+    LLMFT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)));
+  }
+};
+
+struct Preference {
+  cublasLtMatmulPreference_t preference = nullptr;
+  explicit Preference(size_t workspace) {
+    LLMFT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+    LLMFT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+  }
+  ~Preference() { cublasLtMatmulPreferenceDestroy(preference); }
+};
+
+}  // namespace
+
+Gemm::Gemm() {
+  LLMFT_CUBLAS_CHECK(cublasLtCreate(&handle_));
+  LLMFT_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
+}
+
+Gemm::~Gemm() {
+  // Destructors cannot throw; these fail only when the context is already gone.
+  cudaFree(workspace_);
+  cublasLtDestroy(handle_);
+}
+
+void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, int64_t ldc,
+                    float beta, const void* bias, cudaStream_t stream) {
+  const int64_t m = a.transposed ? a.cols : a.rows, k = a.transposed ? a.rows : a.cols;
+  const int64_t n = b.transposed ? b.rows : b.cols;
+  LLMFT_REQUIRE(k == (b.transposed ? b.cols : b.rows),
+                "internal: cuda gemm of mismatched operands ("
+                    << m << " x " << k << ") x (" << (b.transposed ? b.cols : b.rows) << " x " << n
+                    << ")");
+  if (m == 0 || n == 0) return;
+  const cudaDataType_t cuda_type = data_type(type);
+  Operation op;
+  op.set(CUBLASLT_MATMUL_DESC_TRANSA, a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
+  op.set(CUBLASLT_MATMUL_DESC_TRANSB, b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
+  if (bias != nullptr) {
+    op.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    op.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+    op.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type);
+  }
+  const Layout layout_a(cuda_type, a.rows, a.cols, a.ld), layout_b(cuda_type, b.rows, b.cols, b.ld);
+  const Layout layout_c(cuda_type, m, n, ldc);
+  const Preference preference(kWorkspaceBytes);
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  LLMFT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(
+      handle_, op.desc, layout_a.layout, layout_b.layout, layout_c.layout, layout_c.layout,
+      preference.preference, 1, &heuristic, &found));
+  LLMFT_REQUIRE(found > 0, "cuda gemm: cuBLASLt has no algorithm for a "
+                               << m << " x " << n << " x " << k << " " << dtype_name(type)
+                               << " product");
+  const float alpha = 1.0f;
+  if (bias != nullptr) beta = 0.0f;
+  LLMFT_CUBLAS_CHECK(cublasLtMatmul(handle_, op.desc, &alpha, a.data, layout_a.layout, b.data,
+                                    layout_b.layout, &beta, c, layout_c.layout, c, layout_c.layout,
+                                    &heuristic.algo, workspace_, kWorkspaceBytes, stream));
+}
+
+}  // namespace llmft::cuda

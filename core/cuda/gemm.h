@@ -1,0 +1,45 @@
+// Matrix products on the GPU through cuBLASLt: inputs and outputs in f32, bf16 or fp16,
+// always accumulated in f32 (for f32 data without TF32, so an f32 run computes what the
+// CPU does), an optional bias added by the epilogue, and a workspace of a fixed, explicit
+// size that the backend counts among its fixed memory.
+// Thread-safety: one thread (one handle).
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace llmft::cuda {
+
+// A column-major operand: `data` holds a (rows x cols) matrix with leading dimension ld,
+// used transposed when `transposed`.
+struct GemmOperand {
+  const void* data;
+  int64_t rows, cols, ld;
+  bool transposed;
+};
+
+class Gemm {
+ public:
+  static constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // cuBLAS's default on Hopper
+
+  Gemm();
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  // c (m x n, column-major, leading dimension ldc) = op(a) op(b) + beta c (+ bias(m) when
+  // given, beta then 0). a, b, c and bias share `type`.
+  void multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, int64_t ldc,
+                float beta, const void* bias, cudaStream_t stream);
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+};
+
+}  // namespace llmft::cuda

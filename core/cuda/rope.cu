@@ -1,0 +1,47 @@
+// Rotary position embedding on the GPU (Hugging Face's rotate-half layout), with the
+// per-element rotation of core/element_math.h: one thread per (token, rotated head, pair).
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/cuda_kernels.h"
+#include "core/cuda/device_types.cuh"
+#include "core/element_math.h"
+
+namespace llmft::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename T>
+__global__ void rope_kernel(T* qkv, int64_t B, int64_t T_len, int64_t H, int64_t KVH, int64_t D,
+                            float theta, int64_t position_offset, bool inverse) {
+  const int64_t half = D / 2, heads = H + KVH;  // q heads then k heads turn; v does not
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= B * T_len * heads * half) return;
+  const int64_t pair = i % half, head = i / half % heads, token = i / (half * heads);
+  const float pos = static_cast<float>(token % T_len + position_offset);
+  const float angle =
+      pos * element::rope_inv_freq(theta, static_cast<int>(pair), static_cast<int>(D));
+  float sin_a, cos_a;
+  sincosf(angle, &sin_a, &cos_a);
+  if (inverse) sin_a = -sin_a;
+  T* v = qkv + token * (H + 2 * KVH) * D + head * D;
+  float a = load(v[pair]), b = load(v[pair + half]);
+  element::rotate(a, b, cos_a, sin_a);
+  v[pair] = store<T>(a);
+  v[pair + half] = store<T>(b);
+}
+
+}  // namespace
+
+void rope(void* qkv, DType type, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
+          float theta, int64_t position_offset, bool inverse, cudaStream_t stream) {
+  const int64_t n = B * T * (H + KVH) * (D / 2);
+  if (n == 0) return;
+  dispatch_float(type, [&](auto t) {
+    using S = decltype(t);
+    rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(
+        static_cast<S*>(qkv), B, T, H, KVH, D, theta, position_offset, inverse);
+  });
+  LLMFT_CUDA_LAUNCH_CHECK();
+}
+
+}  // namespace llmft::cuda
