@@ -1,0 +1,309 @@
+// Backend conformance, in the style of ggml's test-backend-ops: every Backend hook on the
+// CUDA backend against the CPU backend, in f32, bf16 and fp16, on odd shapes (3 heads,
+// sequence 37, a vocabulary of 101 with padding). Inputs are drawn in f32 and rounded to
+// the dtype, and the CPU computes from the rounded values in f32, so what differs is the
+// GPU's arithmetic and its rounding of what it stores:
+//  - f32: the same sums in other orders (cuBLASLt's blocking, tile-wise softmax) and other
+//    exp/tanh implementations, within ulps: relative L2 error <= 1e-5 (the fp32 parity
+//    bound of tests/support/parity.h).
+//  - bf16 / fp16: the GPU rounds each stored result (and intermediates kept in the dtype,
+//    e.g. attention's output before its backward reads it) to 8 / 11 bits: 2^-9 / 2^-12
+//    relative per rounding, a few roundings deep: relative L2 error <= 2e-2 / 3e-3.
+// Without a GPU (or in a build without CUDA) the program reports itself skipped (77).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/backend_registry.h"
+#include "core/cpu/cpu_backend.h"
+#include "core/host_convert.h"
+
+namespace llmft {
+namespace {
+
+double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return 1e-5;
+    case DType::bf16:
+      return 2e-2;
+    case DType::f16:
+      return 3e-3;
+    case DType::i32:
+      break;
+  }
+  return 0.0;
+}
+
+// ||a - b|| / ||b||, or ||a|| when b is all zeros.
+double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  double gap = 0, scale = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    gap += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    scale += double(b[i]) * b[i];
+  }
+  return scale > 0 ? std::sqrt(gap / scale) : std::sqrt(gap);
+}
+
+// The two backends and a tensor on each with the same values.
+struct Pair {
+  CpuBackend cpu;
+  std::unique_ptr<Backend> gpu = make_backend("cuda", NodePlacement{}, size_t{2} << 30);
+  Allocator cpu_alloc{cpu.memory(), 0}, gpu_alloc{gpu->memory(), 0};
+  std::vector<Buffer> buffers;
+  std::mt19937_64 rng{17};
+
+  struct Twin {
+    Tensor cpu, gpu;
+  };
+
+  // Values rounded to `dtype`; the CPU side holds them in f32 (i32 stays i32).
+  Twin make(DType dtype, Shape shape, const std::vector<float>& values) {
+    const DType cpu_dtype = dtype == DType::i32 ? DType::i32 : DType::f32;
+    const int64_t n = shape_numel(shape);
+    buffers.push_back(cpu_alloc.allocate(n * dtype_size(cpu_dtype), MemoryCategory::other, "t"));
+    const Tensor c = buffers.back().as(cpu_dtype, shape);
+    buffers.push_back(gpu_alloc.allocate(n * dtype_size(dtype), MemoryCategory::other, "t"));
+    const Tensor g = buffers.back().as(dtype, shape);
+    if (dtype == DType::i32) {
+      std::vector<int32_t> ids(values.begin(), values.end());
+      cpu.copy_to_device(c, ids.data());
+      gpu->copy_to_device(g, ids.data());
+      return {c, g};
+    }
+    const std::vector<uint8_t> stored = to_dtype_bytes(values.data(), n, dtype);
+    const std::vector<float> rounded = from_dtype_bytes(stored, dtype);
+    cpu.copy_to_device(c, rounded.data());
+    gpu->copy_to_device(g, stored.data());
+    return {c, g};
+  }
+  Twin random(DType dtype, Shape shape, float scale = 1.0f) {
+    std::normal_distribution<float> normal(0.0f, scale);
+    std::vector<float> values(static_cast<size_t>(shape_numel(shape)));
+    for (float& v : values) v = normal(rng);
+    return make(dtype, std::move(shape), values);
+  }
+  Twin constant(DType dtype, Shape shape, float value) {
+    return make(dtype, shape, std::vector<float>(static_cast<size_t>(shape_numel(shape)), value));
+  }
+  Twin tokens(Shape shape, int vocab) {
+    std::vector<float> ids(static_cast<size_t>(shape_numel(shape)));
+    for (float& id : ids) id = static_cast<float>(rng() % static_cast<uint64_t>(vocab));
+    return make(DType::i32, std::move(shape), ids);
+  }
+
+  std::vector<float> read_cpu(const Tensor& t) {
+    std::vector<float> out(static_cast<size_t>(t.numel()));
+    cpu.copy_to_host(out.data(), t);
+    return out;
+  }
+  std::vector<float> read_gpu(const Tensor& t) {
+    std::vector<uint8_t> bytes(t.bytes());
+    gpu->copy_to_host(bytes.data(), t);
+    return from_dtype_bytes(bytes, t.dtype);
+  }
+  // Checks every output twin within the tolerance of its GPU dtype.
+  void expect_close(const std::vector<Twin>& outputs, const char* what) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const double error = relative_l2(read_gpu(outputs[i].gpu), read_cpu(outputs[i].cpu));
+      INFO(what << " output " << i << " (" << dtype_name(outputs[i].gpu.dtype)
+                << "): relative L2 error " << error);
+      CHECK(error <= tolerance(outputs[i].gpu.dtype));
+    }
+  }
+};
+
+const DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
+
+TEST_CASE("linear layers, forward and backward, with and without bias") {
+  for (DType dt : kDtypes) {
+    CAPTURE(dtype_name(dt));
+    Pair p;
+    const int64_t N = 37, C = 48, OC = 75;
+    auto x = p.random(dt, {N, C}), w = p.random(dt, {OC, C}, 0.2f), b = p.random(dt, {OC});
+    auto out = p.constant(dt, {N, OC}, 0.0f), dout = p.random(dt, {N, OC});
+    auto dx = p.random(dt, {N, C}), dw = p.random(dt, {OC, C}), db = p.random(dt, {OC});
+    for (bool bias : {false, true}) {
+      p.cpu.linear_forward(out.cpu, x.cpu, w.cpu, bias ? b.cpu : Tensor());
+      p.gpu->linear_forward(out.gpu, x.gpu, w.gpu, bias ? b.gpu : Tensor());
+      p.expect_close({out}, "linear_forward");
+    }
+    p.cpu.linear_backward(dx.cpu, true, dw.cpu, db.cpu, dout.cpu, x.cpu, w.cpu);
+    p.gpu->linear_backward(dx.gpu, true, dw.gpu, db.gpu, dout.gpu, x.gpu, w.gpu);
+    p.expect_close({dx, dw, db}, "linear_backward");
+  }
+}
+
+TEST_CASE("embedding with positions and a vocabulary slice") {
+  for (DType dt : kDtypes) {
+    CAPTURE(dtype_name(dt));
+    Pair p;
+    const int64_t B = 2, T = 37, C = 48, rows = 51, start = 50;  // a slice of a 101 vocabulary
+    auto tokens = p.tokens({B, T}, 101);
+    auto wte = p.random(dt, {rows, C}), wpe = p.random(dt, {T + 3, C});
+    auto out = p.constant(dt, {B, T, C}, 0.0f), dout = p.random(dt, {B, T, C});
+    auto dwte = p.random(dt, {rows, C}), dwpe = p.random(dt, {T + 3, C});
+    p.cpu.embedding_forward(out.cpu, tokens.cpu, wte.cpu, wpe.cpu, 3, start);
+    p.gpu->embedding_forward(out.gpu, tokens.gpu, wte.gpu, wpe.gpu, 3, start);
+    p.expect_close({out}, "embedding_forward");
+    p.cpu.embedding_backward(dwte.cpu, dwpe.cpu.view(0, {T, C}), dout.cpu, tokens.cpu, start);
+    p.gpu->embedding_backward(dwte.gpu, dwpe.gpu.view(0, {T, C}), dout.gpu, tokens.gpu, start);
+    p.expect_close({dwte, dwpe}, "embedding_backward");
+  }
+}
+
+TEST_CASE("layernorm and rmsnorm, forward and backward") {
+  for (DType dt : kDtypes) {
+    CAPTURE(dtype_name(dt));
+    Pair p;
+    const int64_t N = 37, C = 75;
+    auto x = p.random(dt, {N, C}, 2.0f), w = p.random(dt, {C}), b = p.random(dt, {C});
+    auto out = p.constant(dt, {N, C}, 0.0f), dout = p.random(dt, {N, C});
+    auto mean = p.constant(DType::f32, {N}, 0.0f), rstd = p.constant(DType::f32, {N}, 0.0f);
+    auto dx = p.random(dt, {N, C}), dw = p.random(dt, {C}), db = p.random(dt, {C});
+    p.cpu.layernorm_forward(out.cpu, mean.cpu, rstd.cpu, x.cpu, w.cpu, b.cpu, 1e-5f);
+    p.gpu->layernorm_forward(out.gpu, mean.gpu, rstd.gpu, x.gpu, w.gpu, b.gpu, 1e-5f);
+    p.expect_close({out, mean, rstd}, "layernorm_forward");
+    p.cpu.layernorm_backward(dx.cpu, dw.cpu, db.cpu, dout.cpu, x.cpu, w.cpu, mean.cpu, rstd.cpu);
+    p.gpu->layernorm_backward(dx.gpu, dw.gpu, db.gpu, dout.gpu, x.gpu, w.gpu, mean.gpu, rstd.gpu);
+    p.expect_close({dx, dw, db}, "layernorm_backward");
+    p.cpu.rmsnorm_forward(out.cpu, rstd.cpu, x.cpu, w.cpu, 1e-6f);
+    p.gpu->rmsnorm_forward(out.gpu, rstd.gpu, x.gpu, w.gpu, 1e-6f);
+    p.expect_close({out, rstd}, "rmsnorm_forward");
+    p.cpu.rmsnorm_backward(dx.cpu, dw.cpu, dout.cpu, x.cpu, w.cpu, rstd.cpu);
+    p.gpu->rmsnorm_backward(dx.gpu, dw.gpu, dout.gpu, x.gpu, w.gpu, rstd.gpu);
+    p.expect_close({dx, dw}, "rmsnorm_backward");
+  }
+}
+
+TEST_CASE("rotary embedding, attention (grouped queries, decoding) and activations") {
+  for (DType dt : kDtypes) {
+    CAPTURE(dtype_name(dt));
+    Pair p;
+    const int64_t B = 2, T = 37, H = 6, KVH = 2, D = 16, W = (H + 2 * KVH) * D;
+    auto qkv = p.random(dt, {B, T, W});
+    p.cpu.rope_forward(qkv.cpu, H, KVH, 500000.0f, 3);
+    p.gpu->rope_forward(qkv.gpu, H, KVH, 500000.0f, 3);
+    p.expect_close({qkv}, "rope_forward");
+    auto out = p.constant(dt, {B, T, H * D}, 0.0f), lse = p.constant(DType::f32, {B, H, T}, 0.0f);
+    p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, H, KVH, 0);
+    p.gpu->attention_forward(out.gpu, lse.gpu, qkv.gpu, H, KVH, 0);
+    p.expect_close({out, lse}, "attention_forward");
+    auto dout = p.random(dt, {B, T, H * D}), dqkv = p.constant(dt, {B, T, W}, 7.0f);
+    p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, H, KVH);
+    p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, H, KVH);
+    p.expect_close({dqkv}, "attention_backward");
+    p.cpu.rope_backward(dqkv.cpu, H, KVH, 500000.0f, 3);
+    p.gpu->rope_backward(dqkv.gpu, H, KVH, 500000.0f, 3);
+    p.expect_close({dqkv}, "rope_backward");
+    // Decoding: 3 new queries at rows 30..32 of a 40-row cache.
+    auto cache = p.random(dt, {B, 40, W});
+    auto step_out = p.constant(dt, {B, 3, H * D}, 0.0f);
+    auto step_lse = p.constant(DType::f32, {B, H, 3}, 0.0f);
+    p.cpu.attention_forward(step_out.cpu, step_lse.cpu, cache.cpu, H, KVH, 30);
+    p.gpu->attention_forward(step_out.gpu, step_lse.gpu, cache.gpu, H, KVH, 30);
+    p.expect_close({step_out, step_lse}, "attention_forward (decoding)");
+    // Activations.
+    const int64_t N = 37, I = 75;
+    auto x = p.random(dt, {N, I}, 2.0f), y = p.constant(dt, {N, I}, 0.0f);
+    auto gate_up = p.random(dt, {N, 2 * I}, 2.0f), dgate_up = p.constant(dt, {N, 2 * I}, 0.0f);
+    auto dy = p.random(dt, {N, I}), dx = p.constant(dt, {N, I}, 0.0f);
+    p.cpu.gelu_forward(y.cpu, x.cpu);
+    p.gpu->gelu_forward(y.gpu, x.gpu);
+    p.cpu.gelu_backward(dx.cpu, x.cpu, dy.cpu);
+    p.gpu->gelu_backward(dx.gpu, x.gpu, dy.gpu);
+    p.expect_close({y, dx}, "gelu");
+    p.cpu.swiglu_forward(y.cpu, gate_up.cpu);
+    p.gpu->swiglu_forward(y.gpu, gate_up.gpu);
+    p.cpu.swiglu_backward(dgate_up.cpu, gate_up.cpu, dy.cpu);
+    p.gpu->swiglu_backward(dgate_up.gpu, gate_up.gpu, dy.gpu);
+    p.expect_close({y, dgate_up}, "swiglu");
+    p.cpu.add_inplace(y.cpu, x.cpu);
+    p.gpu->add_inplace(y.gpu, x.gpu);
+    p.expect_close({y}, "add_inplace");
+  }
+}
+
+TEST_CASE("cross-entropy over a padded vocabulary slice with masked targets") {
+  for (DType dt : kDtypes) {
+    CAPTURE(dtype_name(dt));
+    Pair p;
+    const int64_t N = 37, V = 53, valid = 51, start = 50;  // rows 50..100 of 101, padded to 53
+    std::vector<float> targets(N);
+    for (int64_t n = 0; n < N; ++n)
+      targets[n] = n % 5 == 0 ? -1.0f : static_cast<float>(n * 3 % 101);
+    auto ids = p.make(DType::i32, {N}, targets);
+    auto logits = p.random(dt, {N, V}, 3.0f);
+    auto stats = p.constant(DType::f32, {3, N}, 0.0f), loss = p.constant(DType::f32, {1}, 0.0f);
+    p.cpu.cross_entropy_max(stats.cpu, logits.cpu, valid);
+    p.gpu->cross_entropy_max(stats.gpu, logits.gpu, valid);
+    p.cpu.cross_entropy_sums(stats.cpu, logits.cpu, ids.cpu, start, valid);
+    p.gpu->cross_entropy_sums(stats.gpu, logits.gpu, ids.gpu, start, valid);
+    p.expect_close({stats}, "cross_entropy statistics");
+    p.cpu.cross_entropy_finish(logits.cpu, loss.cpu, stats.cpu, ids.cpu, start, valid, 0.25f);
+    p.gpu->cross_entropy_finish(logits.gpu, loss.gpu, stats.gpu, ids.gpu, start, valid, 0.25f);
+    p.expect_close({logits, loss}, "cross_entropy_finish");
+  }
+}
+
+TEST_CASE("optimizer arithmetic: sums of squares, AdamW, SGD, AdaLomo") {
+  for (DType dt : kDtypes) {
+    CAPTURE(dtype_name(dt));
+    Pair p;
+    const int64_t R = 37, C = 75;
+    auto g = p.random(dt, {R, C}, 0.1f), param = p.random(dt, {R, C}, 0.2f);
+    auto sum = p.constant(DType::f32, {1}, 1.0f);
+    p.cpu.sum_squares(sum.cpu, g.cpu);
+    p.gpu->sum_squares(sum.gpu, g.gpu);
+    p.expect_close({sum}, "sum_squares");
+    auto master = p.random(DType::f32, {R, C}), m = p.random(DType::f32, {R, C}, 0.01f);
+    auto v = p.constant(DType::f32, {R, C}, 1e-4f);
+    for (int step = 1; step <= 3; ++step) {
+      p.cpu.adamw_update(master.cpu, g.cpu, m.cpu, v.cpu, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f,
+                         0.1f * step, 0.05f * step);
+      p.gpu->adamw_update(master.gpu, g.gpu, m.gpu, v.gpu, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f,
+                          0.1f * step, 0.05f * step);
+    }
+    p.expect_close({master, m, v}, "adamw_update");
+    auto momentum = p.constant(DType::f32, {R, C}, 0.0f);
+    p.cpu.sgd_update(param.cpu, g.cpu, momentum.cpu, 0.1f, 0.9f, 0.01f, 2.0f);
+    p.gpu->sgd_update(param.gpu, g.gpu, momentum.gpu, 0.1f, 0.9f, 0.01f, 2.0f);
+    p.expect_close({param, momentum}, "sgd_update");
+    auto row_sums = p.constant(DType::f32, {R}, 0.0f), col_sums = p.constant(DType::f32, {C}, 0.0f);
+    auto row = p.constant(DType::f32, {R}, 0.0f), col = p.constant(DType::f32, {C}, 0.0f);
+    auto stats = p.constant(DType::f32, {3}, 0.0f);
+    p.cpu.adalomo_square_sums(row_sums.cpu, col_sums.cpu, g.cpu, 0.5f);
+    p.gpu->adalomo_square_sums(row_sums.gpu, col_sums.gpu, g.gpu, 0.5f);
+    p.cpu.adalomo_moments(row.cpu, col.cpu, stats.cpu, row_sums.cpu, col_sums.cpu, R, C, 0.3f);
+    p.gpu->adalomo_moments(row.gpu, col.gpu, stats.gpu, row_sums.gpu, col_sums.gpu, R, C, 0.3f);
+    p.cpu.adalomo_norms(stats.cpu, param.cpu, g.cpu, row.cpu, col.cpu, R, 0.5f);
+    p.gpu->adalomo_norms(stats.gpu, param.gpu, g.gpu, row.gpu, col.gpu, R, 0.5f);
+    p.expect_close({row_sums, col_sums, row, col, stats}, "adalomo statistics");
+    p.cpu.adalomo_apply(param.cpu, g.cpu, row.cpu, col.cpu, stats.cpu, R, R * C, 0.05f, 0.01f,
+                        0.5f);
+    p.gpu->adalomo_apply(param.gpu, g.gpu, row.gpu, col.gpu, stats.gpu, R, R * C, 0.05f, 0.01f,
+                         0.5f);
+    p.expect_close({param}, "adalomo_apply");
+  }
+}
+
+TEST_CASE("fill and convert between every pair of float dtypes") {
+  for (DType dt : kDtypes) {
+    CAPTURE(dtype_name(dt));
+    Pair p;
+    auto x = p.random(DType::f32, {1001}), y = p.constant(dt, {1001}, 0.0f);
+    p.cpu.convert(y.cpu, x.cpu);
+    p.gpu->convert(y.gpu, x.gpu);
+    p.expect_close({y}, "convert");
+    p.cpu.fill(y.cpu, 0.3f);
+    p.gpu->fill(y.gpu, 0.3f);
+    p.expect_close({y}, "fill");
+  }
+}
+
+}  // namespace
+}  // namespace llmft
