@@ -10,16 +10,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/bench_args.h"
 #include "core/backend_registry.h"
 #include "core/error.h"
 #include "core/model_factory.h"
 #include "io/hf_config.h"
-#include "io/json.h"
 #include "launch/guarded_main.h"
 #include "parallel/engine.h"
 #include "parallel/flops.h"
@@ -32,19 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::map<std::string, std::string> parse_args(int argc, char** argv) {
-  std::map<std::string, std::string> args = {
-      {"model", "gpt2"}, {"batch", "4"},   {"seq", "64"},  {"steps", "5"},
-      {"warmup", "1"},   {"threads", "2"}, {"python", ""}, {"peer-script", ""}};
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string key = argv[i];
-    LLMFT_REQUIRE(key.rfind("--", 0) == 0 && args.count(key.substr(2)),
-                  "unknown argument " << key << " (see the header of bench/train_step.cpp)");
-    args[key.substr(2)] = argv[i + 1];
-  }
-  return args;
 }
 
 // Best-of-3 sgemm rate on an (n x n) @ (n x n) product: the machine's BLAS ceiling.
@@ -60,7 +46,7 @@ double sgemm_gflops(int n) {
   return 2.0 * n * n * n / best * 1e-9;
 }
 
-double torch_ms_per_step(const std::map<std::string, std::string>& args, const ModelConfig& c) {
+double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
   std::string cmd = args.at("python") + " " + args.at("peer-script") + " --n-layer " +
                     std::to_string(c.n_layer) + " --n-head " + std::to_string(c.n_head) +
                     " --n-embd " + std::to_string(c.hidden) + " --vocab " +
@@ -68,17 +54,20 @@ double torch_ms_per_step(const std::map<std::string, std::string>& args, const M
                     std::to_string(c.max_seq_len) + " --batch " + args.at("batch") + " --seq " +
                     args.at("seq") + " --steps " + args.at("steps") + " --warmup " +
                     args.at("warmup") + " --threads " + args.at("threads");
-  FILE* pipe = popen(cmd.c_str(), "r");
-  LLMFT_REQUIRE(pipe != nullptr, "cannot run the PyTorch peer: " << cmd);
-  std::string output;
-  char chunk[4096];
-  while (size_t n = fread(chunk, 1, sizeof(chunk), pipe)) output.append(chunk, n);
-  LLMFT_REQUIRE(pclose(pipe) == 0, "the PyTorch peer failed: " << cmd);
-  return io::Json::parse(output).at("ms_per_step").as_number();
+  return bench::run_peer(cmd).at("ms_per_step").as_number();
 }
 
 int run(int argc, char** argv) {
-  const auto args = parse_args(argc, argv);
+  const bench::Args args = bench::parse_args(argc, argv,
+                                             {{"model", "gpt2"},
+                                              {"batch", "4"},
+                                              {"seq", "64"},
+                                              {"steps", "5"},
+                                              {"warmup", "1"},
+                                              {"threads", "2"},
+                                              {"python", ""},
+                                              {"peer-script", ""}},
+                                             "bench/train_step.cpp");
   const ModelConfig config = io::resolve_model(args.at("model"));
   const int B = std::stoi(args.at("batch")), T = std::stoi(args.at("seq"));
   const int steps = std::stoi(args.at("steps")), warmup = std::stoi(args.at("warmup"));
