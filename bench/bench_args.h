@@ -2,9 +2,12 @@
 // and running a Python peer that prints one JSON line.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "io/json.h"
@@ -33,6 +36,22 @@ inline io::Json run_peer(const std::string& command) {
   while (size_t n = fread(chunk, 1, sizeof(chunk), pipe)) output.append(chunk, n);
   LLMFT_REQUIRE(pclose(pipe) == 0, "the peer failed: " << command);
   return io::Json::parse(output);
+}
+
+// "1.23x faster" or "0.81x slower (...)": how a peer's step time compares with llmft's.
+inline std::string peer_ratio(double peer_ms, double llmft_ms) {
+  char text[96];
+  std::snprintf(text, sizeof text, "llmft is %.2fx %s", peer_ms / llmft_ms,
+                peer_ms > llmft_ms ? "faster" : "slower (ratio = peer / llmft time)");
+  return text;
+}
+
+// `count` token ids below `vocab`, the same for a seed on every run.
+inline std::vector<int32_t> random_tokens(size_t count, int vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> tokens(count);
+  for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % static_cast<uint64_t>(vocab));
+  return tokens;
 }
 
 }  // namespace llmft::bench

@@ -9,7 +9,6 @@
 //                       [--optimizer adamw] [--checkpointing 0] [--steps 5] [--warmup 2]
 //                       [--peak-tflops 989] [--python PATH --peer-script PATH]
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -34,8 +33,8 @@ double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
       std::to_string(c.vocab_size) + " --hidden " + std::to_string(c.hidden) + " --layers " +
       std::to_string(c.n_layer) + " --heads " + std::to_string(c.n_head) + " --kv-heads " +
       std::to_string(c.n_kv_head) + " --intermediate " + std::to_string(c.intermediate) +
-      " --positions " + std::to_string(c.max_seq_len) + " --batch " + args.at("batch") +
-      " --seq " + args.at("seq") + " --dtype " + args.at("dtype") + " --checkpointing " +
+      " --positions " + std::to_string(c.max_seq_len) + " --batch " + args.at("batch") + " --seq " +
+      args.at("seq") + " --dtype " + args.at("dtype") + " --checkpointing " +
       args.at("checkpointing") + " --steps " + args.at("steps") + " --warmup " + args.at("warmup");
   return bench::run_peer(cmd).at("ms_per_step").as_number();
 }
@@ -69,12 +68,9 @@ int run(int argc, char** argv) {
   options.loss_scale = LossScaleConfig{options.dtype == DType::f16, 1024.0f, 1000};
   options.schedule = LrSchedule{LrShape::constant, 1e-4f, 0.0f, 0, warmup + steps};
   Engine engine(*model, *backend, allocator, options);
-  std::mt19937_64 rng(1);
-  std::vector<int32_t> inputs(static_cast<size_t>(B) * T), targets(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    inputs[i] = static_cast<int32_t>(rng() % config.vocab_size);
-    targets[i] = static_cast<int32_t>(rng() % config.vocab_size);
-  }
+  const std::vector<int32_t> inputs =
+      bench::random_tokens(static_cast<size_t>(B) * T, config.vocab_size, 1);
+  const std::vector<int32_t> targets = bench::random_tokens(inputs.size(), config.vocab_size, 2);
   const MicroBatch batch{B, T, inputs.data(), targets.data()};
   for (int s = 1; s <= warmup; ++s) engine.train_step({batch}, s);
   const auto start = backend->create_event(), end = backend->create_event();
@@ -96,19 +92,18 @@ int run(int argc, char** argv) {
   std::printf("device: %s\n", backend->describe().c_str());
   std::printf("llmft step:   %8.1f ms | %10.0f tokens/s | %7.1f TFLOP/s | MFU %.1f%%\n",
               seconds * 1e3, tokens / seconds, flops * 1e-12, 100.0 * flops / peak);
-  std::printf("memory: predicted peak %s, allocator peak %s (%s), fixed overhead %s "
-              "(measured); predicted device use %s\n",
-              format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
-              format_bytes(static_cast<double>(allocator.total_peak())).c_str(),
-              predicted.peak_total == allocator.total_peak() ? "equal" : "DIFFERENT",
-              format_bytes(static_cast<double>(backend->fixed_overhead())).c_str(),
-              format_bytes(static_cast<double>(predicted.peak_total + backend->fixed_overhead()))
-                  .c_str());
+  std::printf(
+      "memory: predicted peak %s, allocator peak %s (%s), fixed overhead %s "
+      "(measured); predicted device use %s\n",
+      format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
+      format_bytes(static_cast<double>(allocator.total_peak())).c_str(),
+      predicted.peak_total == allocator.total_peak() ? "equal" : "DIFFERENT",
+      format_bytes(static_cast<double>(backend->fixed_overhead())).c_str(),
+      format_bytes(static_cast<double>(predicted.peak_total + backend->fixed_overhead())).c_str());
   if (!args.at("python").empty()) {
     const double torch_ms = torch_ms_per_step(args, config);
-    std::printf("pytorch step: %8.1f ms | llmft is %.2fx %s\n", torch_ms,
-                torch_ms / (seconds * 1e3),
-                torch_ms > seconds * 1e3 ? "faster" : "slower (ratio = pytorch / llmft time)");
+    std::printf("pytorch step: %8.1f ms | %s\n", torch_ms,
+                bench::peer_ratio(torch_ms, seconds * 1e3).c_str());
   }
   return 0;
 }

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -80,12 +79,9 @@ int run(int argc, char** argv) {
   options.optimizer.weight_decay = 0.1f;
   options.schedule = LrSchedule{LrShape::constant, 1e-4f, 0.0f, 0, warmup + steps};
   Engine engine(*model, *backend, allocator, options);
-  std::mt19937_64 rng(1);
-  std::vector<int32_t> inputs(static_cast<size_t>(B) * T), targets(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    inputs[i] = static_cast<int32_t>(rng() % config.vocab_size);
-    targets[i] = static_cast<int32_t>(rng() % config.vocab_size);
-  }
+  const std::vector<int32_t> inputs =
+      bench::random_tokens(static_cast<size_t>(B) * T, config.vocab_size, 1);
+  const std::vector<int32_t> targets = bench::random_tokens(inputs.size(), config.vocab_size, 2);
   const MicroBatch batch{B, T, inputs.data(), targets.data()};
   for (int s = 1; s <= warmup; ++s) engine.train_step({batch}, s);
   std::vector<double> times;
@@ -110,9 +106,8 @@ int run(int argc, char** argv) {
               100.0 * gflops / blas);
   if (!args.at("python").empty()) {
     const double torch_ms = torch_ms_per_step(args, config);
-    std::printf("pytorch step:    %8.1f ms | llmft is %.2fx %s\n", torch_ms,
-                torch_ms / (mean * 1e3),
-                torch_ms > mean * 1e3 ? "faster" : "slower (ratio = pytorch / llmft time)");
+    std::printf("pytorch step:    %8.1f ms | %s\n", torch_ms,
+                bench::peer_ratio(torch_ms, mean * 1e3).c_str());
   }
   return 0;
 }

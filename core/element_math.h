@@ -55,6 +55,16 @@ struct AdamwScalars {
   float decay;         // 1 - lr x weight_decay
   float beta1, beta2, eps;
 };
+// The scalars of step t from the hyperparameters, bias_correction_i = 1 - beta_i^t.
+inline AdamwScalars adamw_scalars(float lr, float beta1, float beta2, float eps, float weight_decay,
+                                  float bias_correction1, float bias_correction2) {
+  return AdamwScalars{lr / bias_correction1,
+                      1.0f / sqrtf(bias_correction2),
+                      1.0f - lr * weight_decay,
+                      beta1,
+                      beta2,
+                      eps};
+}
 LLMFT_HOST_DEVICE inline void adamw(float& param, float& m, float& v, float grad,
                                     const AdamwScalars& s) {
   m = s.beta1 * m + (1.0f - s.beta1) * grad;

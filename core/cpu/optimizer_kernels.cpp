@@ -11,12 +11,8 @@ namespace llmft::cpu {
 void adamw_update(float* param, const void* grad, DType grad_type, float* m, float* v, int64_t n,
                   float lr, float beta1, float beta2, float eps, float weight_decay,
                   float grad_scale, float bias_correction1, float bias_correction2) {
-  const element::AdamwScalars s{lr / bias_correction1,
-                                1.0f / std::sqrt(bias_correction2),
-                                1.0f - lr * weight_decay,
-                                beta1,
-                                beta2,
-                                eps};
+  const element::AdamwScalars s = element::adamw_scalars(lr, beta1, beta2, eps, weight_decay,
+                                                         bias_correction1, bias_correction2);
   with_float_type(grad_type, [&](auto traits) {
     using G = decltype(traits);
     const auto* g_in = static_cast<const typename G::Storage*>(grad);

@@ -53,6 +53,17 @@ __device__ void load_tile(float* tile, int pitch, const T* src, int count, int64
   }
 }
 
+// The K tile (pitch D + 1, against bank conflicts) and the V tile of kv head g's keys
+// j0 .. j0 + keys - 1.
+template <typename T>
+__device__ void load_keys_values(float* Ks, float* Vs, const T* qkv, int keys, const Layout& L,
+                                 int64_t b, int64_t j0, int64_t g) {
+  load_tile(Ks, static_cast<int>(L.D + 1), qkv, keys, L.D,
+            [&](int row) { return L.k(b, j0 + row, g); });
+  load_tile(Vs, static_cast<int>(L.D), qkv, keys, L.D,
+            [&](int row) { return L.v(b, j0 + row, g); });
+}
+
 // Rows of a tile that exist when `left` rows remain: kTile or fewer.
 __device__ __forceinline__ int tile_rows(int64_t left) {
   return left < kTile ? static_cast<int>(left) : kTile;
@@ -97,9 +108,7 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
   for (int64_t j0 = 0; j0 <= last_key; j0 += kTile) {
     const int keys = tile_rows(last_key + 1 - j0);
     __syncthreads();
-    load_tile(Ks, static_cast<int>(D + 1), qkv, keys, D,
-              [&](int row) { return L.k(b, j0 + row, g); });
-    load_tile(Vs, static_cast<int>(D), qkv, keys, D, [&](int row) { return L.v(b, j0 + row, g); });
+    load_keys_values(Ks, Vs, qkv, keys, L, b, j0, g);
     __syncthreads();
     float s[kScoresPerThread];
     float tile_max = -INFINITY;
@@ -218,9 +227,7 @@ __global__ void key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, cons
   const int64_t b = blockIdx.z, g = blockIdx.y, j0 = blockIdx.x * static_cast<int64_t>(kTile);
   const int keys = tile_rows(T_len - j0);
   const int r = threadIdx.x / kParts, part = threadIdx.x % kParts;
-  load_tile(s.Ks, static_cast<int>(D + 1), qkv, keys, D,
-            [&](int row) { return L.k(b, j0 + row, g); });
-  load_tile(s.Vs, static_cast<int>(D), qkv, keys, D, [&](int row) { return L.v(b, j0 + row, g); });
+  load_keys_values(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
   float dk[kColumns] = {}, dv[kColumns] = {};
   const int64_t group = L.H / L.KVH;
   for (int64_t h = g * group; h < (g + 1) * group; ++h) {
@@ -269,10 +276,7 @@ __global__ void query_grads_kernel(T* dqkv, const T* qkv, const T* out, const T*
   for (int64_t j0 = 0; j0 < i0 + queries; j0 += kTile) {
     const int keys = tile_rows(T_len - j0);
     __syncthreads();
-    load_tile(s.Ks, static_cast<int>(D + 1), qkv, keys, D,
-              [&](int row) { return L.k(b, j0 + row, g); });
-    load_tile(s.Vs, static_cast<int>(D), qkv, keys, D,
-              [&](int row) { return L.v(b, j0 + row, g); });
+    load_keys_values(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
     __syncthreads();
     probabilities(s, D, i0, queries, j0, keys, scale);
     __syncthreads();

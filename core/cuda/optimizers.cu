@@ -39,12 +39,8 @@ void adamw_update(float* param, const void* grad, DType grad_type, float* m, flo
                   float grad_scale, float bias_correction1, float bias_correction2,
                   cudaStream_t stream) {
   if (n == 0) return;
-  const element::AdamwScalars s{lr / bias_correction1,
-                                1.0f / std::sqrt(bias_correction2),
-                                1.0f - lr * weight_decay,
-                                beta1,
-                                beta2,
-                                eps};
+  const element::AdamwScalars s = element::adamw_scalars(lr, beta1, beta2, eps, weight_decay,
+                                                         bias_correction1, bias_correction2);
   dispatch_float(grad_type, [&](auto g) {
     using G = decltype(g);
     adamw_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(

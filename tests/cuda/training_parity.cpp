@@ -18,6 +18,7 @@
 #include "parallel/memory_model.h"
 #include "tests/support/parity.h"
 #include "tests/support/test_models.h"
+#include "tests/support/test_trainer.h"
 
 namespace llmft {
 namespace {
@@ -45,15 +46,8 @@ struct Rig {
 };
 
 EngineOptions options(OptimizerKind kind, DType dtype) {
-  EngineOptions o;
+  EngineOptions o = testing::parity_options(kind, 6);
   o.dtype = dtype;
-  o.optimizer.kind = kind;
-  o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
-  o.optimizer.weight_decay = 0.01f;
-  const bool sgd_like = kind == OptimizerKind::sgd || kind == OptimizerKind::lomo;
-  const float lr = sgd_like ? 0.1f : (kind == OptimizerKind::adalomo ? 0.02f : 3e-3f);
-  o.schedule = LrSchedule{LrShape::cosine, lr, lr / 10, 2, 6};
-  o.clip_grad = 1.0f;
   return o;
 }
 

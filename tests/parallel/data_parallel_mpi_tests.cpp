@@ -36,13 +36,7 @@ testing::TestTrainer trainer(const ModelConfig& c, EngineOptions o, Communicator
 }
 
 EngineOptions options(OptimizerKind kind, float clip) {
-  EngineOptions o;
-  o.optimizer.kind = kind;
-  o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
-  o.optimizer.weight_decay = 0.01f;
-  const bool sgd_like = kind == OptimizerKind::sgd || kind == OptimizerKind::lomo;
-  const float lr = sgd_like ? 0.1f : (kind == OptimizerKind::adalomo ? 0.02f : 3e-3f);
-  o.schedule = LrSchedule{LrShape::cosine, lr, lr / 10, 2, 10};
+  EngineOptions o = testing::parity_options(kind, 10);
   o.clip_grad = clip;
   return o;
 }

@@ -60,14 +60,7 @@ std::vector<float> whole_params(testing::TestTrainer& t, const ModelConfig& c, C
 }
 
 EngineOptions options(OptimizerKind kind) {
-  EngineOptions o;
-  o.optimizer.kind = kind;
-  o.optimizer.weight_decay = 0.01f;
-  const float lr =
-      kind == OptimizerKind::lomo ? 0.1f : (kind == OptimizerKind::adalomo ? 0.02f : 3e-3f);
-  o.schedule = LrSchedule{LrShape::cosine, lr, lr / 10, 2, 8};
-  o.clip_grad = 1.0f;
-  return o;
+  return testing::parity_options(kind, 8);
 }
 
 }  // namespace

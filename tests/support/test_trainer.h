@@ -11,6 +11,22 @@
 
 namespace llmft::testing {
 
+// Options the parity tests train with: each optimizer at a learning rate that suits it
+// (SGD-style ones far larger than AdamW; AdaLomo's is relative to each tensor's RMS), a
+// cosine schedule over `steps` with 2 warmup steps, weight decay 0.01, SGD with momentum
+// 0.9, clipping at 1.
+inline EngineOptions parity_options(OptimizerKind kind, int steps) {
+  EngineOptions o;
+  o.optimizer.kind = kind;
+  o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
+  o.optimizer.weight_decay = 0.01f;
+  const bool sgd_like = kind == OptimizerKind::sgd || kind == OptimizerKind::lomo;
+  const float lr = sgd_like ? 0.1f : (kind == OptimizerKind::adalomo ? 0.02f : 3e-3f);
+  o.schedule = LrSchedule{LrShape::cosine, lr, lr / 10, 2, steps};
+  o.clip_grad = 1.0f;
+  return o;
+}
+
 struct TestTrainer {
   CpuBackend be;
   Allocator alloc;
