@@ -185,7 +185,9 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   // An unwritable --save-dir should fail now, not after training.
   if (lead && !o.save_dir.empty()) io::ensure_directory(o.save_dir, "--save-dir");
   std::optional<TrainReport> report;
-  if (lead) report.emplace(o, config, predicted, loader.num_windows(), shape, backend->describe());
+  if (lead)
+    report.emplace(o, config, predicted, loader.num_windows(), shape, backend->describe(),
+                   backend->fixed_overhead());
   io::MetricsWriter metrics(lead ? o.metrics : "");
   if (!val_batches.empty()) {
     const double loss = engine.evaluate(views_of(val_batches));

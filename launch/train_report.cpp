@@ -31,9 +31,10 @@ double tokens_of(const StepRecord& r) {
 
 TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
                          const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh,
-                         const std::string& device)
+                         const std::string& device, size_t fixed_overhead)
     : options_(o),
       predicted_(predicted),
+      fixed_overhead_(fixed_overhead),
       uniform_loss_(std::log(static_cast<double>(c.vocab_size))) {
   std::printf(
       "llmft: model %s (%s): %d layers, hidden %d, %d heads, MLP %d, vocab %d, context %d\n",
@@ -106,6 +107,9 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   j.set("worst_rank_peak_by_category", by_category);
   j.set("predicted_peak_memory_bytes",
         io::Json::number(static_cast<double>(predicted_.peak_total)));
+  j.set("fixed_overhead_bytes", io::Json::number(static_cast<double>(fixed_overhead_)));
+  j.set("worst_rank_device_peak_bytes",
+        io::Json::number(static_cast<double>(r.worst_rank.total + fixed_overhead_)));
   if (val_loss) j.set("val_loss", io::Json::number(*val_loss));
   const io::Json comm = counters_json(r.comm), tp_comm = counters_json(r.tp_comm);
   if (!comm.as_object().empty()) j.set("comm", comm);

@@ -30,10 +30,11 @@ struct StepRecord {
 
 class TrainReport {
  public:
-  // Prints the configuration lines; `device` is the backend's describe().
+  // Prints the configuration lines; `device` is the backend's describe() and
+  // `fixed_overhead` the device memory it holds outside the allocator.
   TrainReport(const TrainOptions& options, const ModelConfig& config,
               const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh,
-              const std::string& device);
+              const std::string& device, size_t fixed_overhead);
   void validation(int step, double loss);
   void step(const StepRecord& record, const std::optional<double>& val_loss);
   io::Json metrics_json(const StepRecord& record, const std::optional<double>& val_loss) const;
@@ -43,6 +44,7 @@ class TrainReport {
  private:
   const TrainOptions& options_;
   MemoryPrediction predicted_;
+  size_t fixed_overhead_;
   double uniform_loss_;
 };
 
