@@ -15,6 +15,36 @@ int64_t adalomo_state_floats(const UnitLayout& layout) {
   return floats;
 }
 
+std::vector<AdaLomoStatistic> adalomo_statistics(const UnitLayout& layout, TpSlice slice) {
+  std::vector<AdaLomoStatistic> statistics;
+  int64_t offset = 0;
+  for (int i = 0; i < static_cast<int>(layout.params.size()); ++i) {
+    const ParamInfo& p = layout.params[i];
+    const bool matrix = p.shape.size() == 2;
+    const int64_t width = matrix ? p.shape[1] : 1;  // elements per row
+    // Rows: a row split maps rows as its element runs do; otherwise every rank holds all.
+    AdaLomoStatistic rows{i, true, p.full_shape[0], offset, {}, p.tp_split != TpSplit::rows};
+    if (rows.replicated) {
+      rows.runs.push_back({0, 0, p.shape[0]});
+    } else {
+      for (const TpRun& run : tp_runs(p, slice)) {
+        rows.runs.push_back({run.local / width, run.full / width, run.count / width});
+      }
+    }
+    statistics.push_back(rows);
+    if (!matrix) {
+      offset += p.numel();
+      continue;
+    }
+    // Columns: a column split holds one block of them; otherwise every rank holds all.
+    const bool split = p.tp_split == TpSplit::columns;
+    statistics.push_back({i, false, p.full_shape[1], offset + p.shape[0],
+                          {{0, split ? slice.rank * p.shape[1] : 0, p.shape[1]}}, !split});
+    offset += p.shape[0] + p.shape[1];
+  }
+  return statistics;
+}
+
 int64_t adalomo_scratch_floats(const std::vector<UnitLayout>& units) {
   int64_t largest = 0;
   for (const UnitLayout& u : units) {
@@ -40,6 +70,11 @@ AdaLomo::AdaLomo(const OptimizerConfig& config, Backend& backend, Allocator& all
   }
   scratch_ = allocator.allocate(static_cast<size_t>(adalomo_scratch_floats(units)) * sizeof(float),
                                 MemoryCategory::optimizer_state, "adalomo scratch");
+}
+
+std::vector<OptimizerState> AdaLomo::state(int unit) const {
+  const int64_t n = static_cast<int64_t>(state_[unit].bytes() / sizeof(float));
+  return {{"adalomo", state_[unit].as(DType::f32, {n})}};
 }
 
 void AdaLomo::sum_slices(Tensor t, bool split) const {

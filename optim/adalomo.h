@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "core/tp_slice.h"
 #include "optim/optimizer.h"
 
 namespace llmft {
@@ -19,6 +20,21 @@ int64_t adalomo_state_floats(const UnitLayout& layout);
 // Floats of the scratch one update uses: the largest tensor's row and column sums, and
 // three statistics.
 int64_t adalomo_scratch_floats(const std::vector<UnitLayout>& units);
+
+// One of AdaLomo's statistics vectors of a tensor as a checkpoint stores it: the row or
+// column vector of parameter `param`, `full` entries for the whole tensor. This rank's
+// entries start at `local` in the unit's state and map to the whole vector in `runs`
+// (their `local` counted from `local`). `replicated`: every tensor-parallel rank holds
+// the same whole vector (a split tensor's statistics are summed over its slices).
+struct AdaLomoStatistic {
+  int param = 0;
+  bool rows = true;  // the row vector (a 1-D tensor has only it), else the column vector
+  int64_t full = 0;
+  int64_t local = 0;
+  std::vector<TpRun> runs;
+  bool replicated = false;
+};
+std::vector<AdaLomoStatistic> adalomo_statistics(const UnitLayout& layout, TpSlice slice);
 
 class AdaLomo : public Optimizer {
  public:
@@ -30,6 +46,7 @@ class AdaLomo : public Optimizer {
   void begin_step(int step) override { step_ = step; }
   void update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params, Tensor grads,
                    float lr, float grad_scale) override;
+  std::vector<OptimizerState> state(int unit) const override;
 
  private:
   // Sums t over the tensor-parallel group when `split` (a no-op without one).

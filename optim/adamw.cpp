@@ -16,6 +16,11 @@ AdamW::AdamW(const OptimizerConfig& config, Backend& backend, Allocator& allocat
   }
 }
 
+std::vector<OptimizerState> AdamW::state(int unit) const {
+  const int64_t n = static_cast<int64_t>(m_[unit].bytes() / sizeof(float));
+  return {{"adamw_m", m_[unit].as(DType::f32, {n})}, {"adamw_v", v_[unit].as(DType::f32, {n})}};
+}
+
 void AdamW::update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params,
                         Tensor grads, float lr, float grad_scale) {
   const float bc1 = 1.0f - std::pow(config_.beta1, static_cast<float>(step_));

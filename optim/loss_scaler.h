@@ -16,6 +16,12 @@ class LossScaler {
  public:
   explicit LossScaler(const LossScaleConfig& config);
   float scale() const { return scale_; }
+  int clean_steps() const { return clean_steps_; }
+  // Continues from a checkpoint's scale and clean-step count.
+  void restore(float scale, int clean_steps) {
+    scale_ = scale;
+    clean_steps_ = clean_steps;
+  }
   // Records a step's outcome and returns whether its update may be applied.
   bool update(bool overflow);
 

@@ -13,7 +13,7 @@
 #include "core/backend.h"
 #include "core/reduce_group.h"
 #include "core/unit_layout.h"
-#include "optim/unit_span.h"
+#include "core/unit_span.h"
 
 namespace llmft {
 
@@ -38,6 +38,12 @@ inline bool is_fused(OptimizerKind kind) {
 // Throws an Error saying why when `kind` cannot accumulate `micro_batches` per step.
 void check_accumulation(OptimizerKind kind, int micro_batches);
 
+// One named state tensor of an optimizer for one unit (checkpoints store it by name).
+struct OptimizerState {
+  std::string name;  // e.g. "adamw_m"
+  Tensor tensor;
+};
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -52,6 +58,13 @@ class Optimizer {
   // multiplied by grad_scale (gradient clipping, loss-scale removal) before use.
   virtual void update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params,
                            Tensor grads, float lr, float grad_scale) = 0;
+  // The state kept for one unit: element-wise optimizers' f32 tensors cover the unit's
+  // span element for element; AdaLomo's one tensor holds the statistics that
+  // adalomo_statistics() (optim/adalomo.h) lays out. LOMO keeps none.
+  virtual std::vector<OptimizerState> state(int unit) const {
+    (void)unit;
+    return {};
+  }
 };
 
 // spans[u] is the part of unit u this rank updates (its state covers only that part).

@@ -13,6 +13,12 @@ Sgd::Sgd(const OptimizerConfig& config, Backend& backend, Allocator& allocator,
   }
 }
 
+std::vector<OptimizerState> Sgd::state(int unit) const {
+  if (momentum_.empty()) return {};
+  const int64_t n = static_cast<int64_t>(momentum_[unit].bytes() / sizeof(float));
+  return {{"sgd_momentum", momentum_[unit].as(DType::f32, {n})}};
+}
+
 void Sgd::update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params,
                       Tensor grads, float lr, float grad_scale) {
   Tensor momentum;

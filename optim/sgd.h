@@ -13,6 +13,7 @@ class Sgd : public Optimizer {
   void begin_step(int) override {}
   void update_unit(int unit, const UnitLayout& layout, UnitSpan span, Tensor params, Tensor grads,
                    float lr, float grad_scale) override;
+  std::vector<OptimizerState> state(int unit) const override;
 
  private:
   OptimizerConfig config_;

@@ -465,6 +465,37 @@ std::vector<float> Engine::read_params(int unit) const {
   return read_f32(full.as(dtype, {s.padded}).view(0, {s.numel}));
 }
 
+std::vector<Engine::Held> Engine::held(int unit) const {
+  const ShardLayout& s = shards_[unit];
+  const UnitSpan span = spans_[unit];
+  const bool span_shared = span.size() == s.numel;
+  std::vector<Held> pieces;
+  if (options_.zero_stage == 3) {
+    const UnitSpan owned = s.owned();
+    pieces.push_back({"weights", stored_.params[unit].view(0, {owned.size()}), owned, false});
+  } else {
+    pieces.push_back({"weights", stored_.params[unit], UnitSpan{0, s.numel}, true});
+  }
+  if (!masters_.empty()) pieces.push_back({"master", masters_[unit], span, span_shared});
+  if (optimizer_) {
+    for (const OptimizerState& state : optimizer_->state(unit)) {
+      const bool adalomo = options_.optimizer.kind == OptimizerKind::adalomo;
+      pieces.push_back({state.name, state.tensor, adalomo ? UnitSpan{0, s.numel} : span,
+                        adalomo || span_shared});
+    }
+  }
+  return pieces;
+}
+
+Engine::Progress Engine::progress() const {
+  return Progress{updates_, scaler_.scale(), scaler_.clean_steps()};
+}
+
+void Engine::restore(const Progress& progress) {
+  updates_ = progress.updates;
+  scaler_.restore(progress.loss_scale, progress.clean_steps);
+}
+
 std::vector<float> Engine::read_grads(int unit) const {
   return read_f32(stored_.grads[unit]);
 }

@@ -104,6 +104,28 @@ class Engine {
   std::vector<float> read_grads(int unit) const;
   void write_params(int unit, const std::vector<float>& values);
 
+  // What this rank holds of a unit, for checkpoints: its stored weights ("weights"),
+  // their f32 masters ("master") and the optimizer's state (by the optimizer's names),
+  // each a tensor over elements `range` of the unit (this rank's tensor-parallel slice of
+  // it). `shared`: every data-parallel rank holds the same values (ZeRO-0 everything,
+  // stages 1-2 the weights, AdaLomo's state), so one of them writes them. AdaLomo's state
+  // is laid out by adalomo_statistics() (optim/adalomo.h), its range the whole unit.
+  struct Held {
+    std::string kind;
+    Tensor tensor;
+    UnitSpan range;
+    bool shared = false;
+  };
+  std::vector<Held> held(int unit) const;
+  // The step counters a checkpoint keeps besides tensors.
+  struct Progress {
+    int updates = 0;  // optimizer updates applied (the bias corrections' step)
+    float loss_scale = 1.0f;
+    int clean_steps = 0;  // of the loss scaler
+  };
+  Progress progress() const;
+  void restore(const Progress& progress);
+
  private:
   std::vector<int> units_read_by(int unit) const;
   int ranks() const { return options_.data_parallel ? options_.data_parallel->size() : 1; }

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "optim/optimizer.h"
-#include "optim/unit_span.h"
+#include "core/unit_span.h"
 
 namespace llmft {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what llmft needs on a Debian machine, skipping what is already there:
-# compilers and CMake, Open MPI, OpenBLAS (OpenMP build), HDF5, Boost.Program_options,
+# compilers and CMake, Open MPI, OpenBLAS (OpenMP build), parallel HDF5, Boost.Program_options,
 # doctest, gnuplot (examples/ablate.sh's chart). With --python, also the Python
 # environment the oracle tests and benchmarks use (torch, transformers, safetensors,
 # tokenizers, h5py), kept outside the clone in LLMFT_VENV (default ~/.cache/llmft/venv)
@@ -8,7 +8,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-openmp-dev
-          libhdf5-dev libboost-program-options-dev doctest-dev python3 python3-venv gnuplot-nox)
+          libhdf5-openmpi-dev libboost-program-options-dev doctest-dev python3 python3-venv
+          gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,5 @@
-// UnitSpan: the part [begin, end) of a unit's flat elements that this rank updates: the
-// whole unit without ZeRO, its shard with ZeRO. Optimizer state covers only the span.
+// UnitSpan: a part [begin, end) of a unit's flat elements: what a rank updates (the whole
+// unit without ZeRO, its shard with ZeRO; optimizer state covers only that) or holds.
 #pragma once
 
 #include <algorithm>
