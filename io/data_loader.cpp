@@ -105,10 +105,17 @@ std::vector<size_t> DataLoader::global_batch(int64_t step, int global_windows) {
   LLMFT_REQUIRE(step >= 1 && global_windows > 0, "DataLoader::global_batch: step "
                                                      << step << " of " << global_windows
                                                      << " windows (both must be positive)");
+  return windows_at((step - 1) * global_windows, global_windows);
+}
+
+std::vector<size_t> DataLoader::windows_at(int64_t first_position, int count) {
+  LLMFT_REQUIRE(first_position >= 0 && count > 0,
+                "DataLoader::windows_at: " << count << " windows from stream position "
+                                           << first_position
+                                           << " (a position >= 0 and a positive count)");
   std::vector<size_t> windows;
-  const int64_t first = (step - 1) * global_windows;
   const int64_t per_epoch = static_cast<int64_t>(num_windows_);
-  for (int64_t position = first; position < first + global_windows; ++position) {
+  for (int64_t position = first_position; position < first_position + count; ++position) {
     windows.push_back(order_of(epoch_of(position))[position % per_epoch]);
   }
   return windows;

@@ -54,6 +54,10 @@ class DataLoader {
   // The windows (indices into the file's windows) of step `step`'s global batch of
   // `global_windows`, in stream order. REQUIRES: step >= 1, global_windows > 0.
   std::vector<size_t> global_batch(int64_t step, int global_windows);
+  // The `count` windows at stream positions [first_position, first_position + count): a
+  // run resumed from a checkpoint continues at the position it had consumed.
+  // REQUIRES: first_position >= 0, count > 0.
+  std::vector<size_t> windows_at(int64_t first_position, int count);
   // The epoch that stream position `position` belongs to.
   int64_t epoch_of(int64_t position) const;
 

@@ -15,5 +15,6 @@ int run_train(const Args& args, MpiRuntime& mpi);
 int run_prepare(const Args& args, MpiRuntime& mpi);
 int run_generate(const Args& args, MpiRuntime& mpi);
 int run_plan(const Args& args, MpiRuntime& mpi);
+int run_export(const Args& args, MpiRuntime& mpi);
 
 }  // namespace llmft

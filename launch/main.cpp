@@ -16,13 +16,14 @@ int main(int argc, char** argv) {
     llmft::Args args(argv + 1, argv + argc);
     std::string command = "train";
     if (!args.empty() && (args[0] == "train" || args[0] == "prepare" || args[0] == "generate" ||
-                          args[0] == "plan")) {
+                          args[0] == "plan" || args[0] == "export")) {
       command = args[0];
       args.erase(args.begin());
     }
     if (command == "prepare") return llmft::run_prepare(args, mpi);
     if (command == "generate") return llmft::run_generate(args, mpi);
     if (command == "plan") return llmft::run_plan(args, mpi);
+    if (command == "export") return llmft::run_export(args, mpi);
     return llmft::run_train(args, mpi);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: error: %s\n", mpi.rank(), e.what());

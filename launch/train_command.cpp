@@ -18,6 +18,7 @@
 #include "io/token_file.h"
 #include "launch/auto_plan.h"
 #include "launch/commands.h"
+#include "launch/train_checkpoints.h"
 #include "launch/train_options.h"
 #include "launch/train_report.h"
 #include "parallel/engine.h"
@@ -34,7 +35,8 @@ const char* kUsage =
     "usage: llmft [train] --data FILE.tok [options]\n"
     "       llmft prepare --input FILE --output FILE.tok   (see llmft prepare --help)\n"
     "       llmft generate --checkpoint DIR --prompt TEXT  (see llmft generate --help)\n"
-    "       llmft plan --model MODEL --gpus N --gpu PRESET  (see llmft plan --help)";
+    "       llmft plan --model MODEL --gpus N --gpu PRESET  (see llmft plan --help)\n"
+    "       llmft export --checkpoint STEP.h5 --save-dir DIR (see llmft export --help)";
 
 std::vector<MicroBatch> views_of(const std::vector<io::Batch>& batches) {
   std::vector<MicroBatch> views;
@@ -182,8 +184,11 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     }
   }
 
-  // An unwritable --save-dir should fail now, not after training.
+  // An unwritable --save-dir or --checkpoint-dir should fail now, not after training.
   if (lead && !o.save_dir.empty()) io::ensure_directory(o.save_dir, "--save-dir");
+  TrainCheckpoints checkpoints(o, config, engine, *backend, RankPlace{tp_slice, dp_rank, lead},
+                               shape);
+  const TrainCheckpoints::Start start = checkpoints.resume();
   std::optional<TrainReport> report;
   if (lead)
     report.emplace(o, config, predicted, loader.num_windows(), shape, backend->describe(),
@@ -200,8 +205,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   const io::BatchCut cut{o.micro_batch, o.grad_accum, dp};
   const std::unique_ptr<Event> step_start = backend->create_event(),
                                step_end = backend->create_event();
-  for (int step = 1; step <= o.steps; ++step) {
-    const std::vector<size_t> windows = loader.global_batch(step, cut.global_windows());
+  int64_t windows_consumed = start.windows_consumed;
+  for (int step = start.step; step <= o.steps; ++step) {
+    const std::vector<size_t> windows = loader.windows_at(windows_consumed, cut.global_windows());
+    windows_consumed += cut.global_windows();
     std::vector<io::Batch> batches;
     for (int m = 0; m < o.grad_accum; ++m) {
       batches.push_back(loader.rows(windows, cut.first_window(m, dp_rank), o.micro_batch));
@@ -235,9 +242,11 @@ int run_train(const Args& args, MpiRuntime& mpi) {
         (step == o.steps || (o.eval_every > 0 && step % o.eval_every == 0))) {
       val_loss = engine.evaluate(views_of(val_batches));
     }
-    if (!report) continue;
-    report->step(record, val_loss);
-    metrics.write(report->metrics_json(record, val_loss));
+    if (report) {
+      report->step(record, val_loss);
+      metrics.write(report->metrics_json(record, val_loss));
+    }
+    if (checkpoints.after_step(step, windows_consumed)) return kPreemptedExitCode;
   }
   if (report) report->finish(allocator);
 

@@ -97,9 +97,30 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("metrics", po::value(&o.metrics)->default_value(""), "append one JSON object per step here")
       ("save-dir", po::value(&o.save_dir)->default_value(""),
        "write the trained model here (Hugging Face config.json + model.safetensors)");
+  po::options_description checkpoints("Checkpoints (training state in HDF5; README \"Checkpoints\")");
+  checkpoints.add_options()
+      ("checkpoint-dir", po::value(&o.checkpoint_dir)->default_value(""),
+       "save the whole training state here (step_N.h5), after the last step and when "
+       "signalled (SIGTERM, SIGINT, SIGUSR1: save, then exit with code 75)")
+      ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(0),
+       "also save every N steps (0: only at the end and when signalled)")
+      ("keep-checkpoints", po::value(&o.keep_checkpoints)->default_value(2),
+       "keep the newest K checkpoints (0: keep all)")
+      ("resume", po::value(&o.resume)->implicit_value("latest")->default_value(""),
+       "continue from the newest complete checkpoint in --checkpoint-dir (starting afresh "
+       "when there is none yet), or --resume=PATH: a checkpoint file or directory; any layout "
+       "may resume any other's")
+      ("resume-weights-only", po::bool_switch(&o.resume_weights_only),
+       "with --resume: take the checkpoint's weights only and start a fresh run on them (new "
+       "optimizer state, step 1, the data from the start; any optimizer and dtype)");
   // clang-format on
   po::options_description all;
-  all.add(model).add(data).add(optim).add(run).add(cluster_option_descriptions(o.cluster));
+  all.add(model)
+      .add(data)
+      .add(optim)
+      .add(run)
+      .add(checkpoints)
+      .add(cluster_option_descriptions(o.cluster));
   return all;
 }
 
@@ -130,6 +151,12 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   LLMFT_REQUIRE(o.initial_loss_scale >= 1, "--initial-loss-scale must be at least 1");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
+  LLMFT_REQUIRE(o.checkpoint_every >= 0, "--checkpoint-every must not be negative");
+  LLMFT_REQUIRE(o.keep_checkpoints >= 0, "--keep-checkpoints must not be negative");
+  LLMFT_REQUIRE(o.checkpoint_every == 0 || !o.checkpoint_dir.empty(),
+                "--checkpoint-every needs --checkpoint-dir (where to save)");
+  LLMFT_REQUIRE(!o.resume_weights_only || !o.resume.empty(),
+                "--resume-weights-only needs --resume (which checkpoint)");
   LLMFT_REQUIRE(o.auto_plan || (!o.plan_only && o.plan_json.empty()),
                 "--plan-only and --plan-json need --auto-plan");
   LLMFT_REQUIRE(o.print_params || o.plan_only || !o.data.empty(),

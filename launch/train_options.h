@@ -24,6 +24,10 @@ struct TrainOptions {
   uint64_t seed;
   bool print_params = false;
   bool share_devices = false;
+  // Checkpoints of the whole training state (launch/train_checkpoints.h).
+  std::string checkpoint_dir, resume;
+  int checkpoint_every = 0, keep_checkpoints = 2;
+  bool resume_weights_only = false;
   // --auto-plan: the planner picks the layout; the cluster options describe the device.
   bool auto_plan = false, plan_only = false, no_calibrate = false;
   std::string plan_json;

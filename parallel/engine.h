@@ -96,6 +96,7 @@ class Engine {
   std::vector<float> logits(const MicroBatch& batch);
 
   Model& model() { return model_; }
+  const Model& model() const { return model_; }
   float loss_scale() const { return scaler_.scale(); }
   // Host f32 copies of one unit's flat parameters (the master copy when there is one) /
   // gradients, and upload of parameters (master and stored). With ZeRO-3 read_params

@@ -130,6 +130,25 @@ TEST_CASE("a step's windows are a function of seed, global batch and step, in an
   for (int step : {13, 2, 20, 7, 7}) CHECK(jumping.global_batch(step, 12) == steps[step - 1]);
 }
 
+TEST_CASE("a stream continued at a position with another batch size reads the same windows") {
+  CountingTokenFile tokens(513);
+  const TokenFile file = tokens.open();
+  DataLoader walked(file, 8, 7);
+  std::vector<size_t> stream;  // 3 epochs of 64 windows, 12 at a time
+  for (int step = 1; step <= 16; ++step) {
+    const std::vector<size_t> batch = walked.global_batch(step, 12);
+    stream.insert(stream.end(), batch.begin(), batch.end());
+  }
+  // A run that consumed 5 steps of 12 windows and resumes with batches of 7.
+  DataLoader resumed(file, 8, 7);
+  for (int64_t position = 60; position + 7 <= 192; position += 7) {
+    const std::vector<size_t> batch = resumed.windows_at(position, 7);
+    CHECK(std::equal(batch.begin(), batch.end(), stream.begin() + position));
+  }
+  CHECK_THROWS_AS(resumed.windows_at(-1, 7), Error);
+  CHECK_THROWS_AS(resumed.windows_at(0, 0), Error);
+}
+
 TEST_CASE("every layout's cut reads each window of the global batch once") {
   CountingTokenFile tokens(513);
   const TokenFile file = tokens.open();

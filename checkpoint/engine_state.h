@@ -1,0 +1,36 @@
+// Moving an Engine's training state into and out of a checkpoint file: every rank calls
+// these together (collective parallel HDF5), each writing or reading only the hyperslabs
+// its state transfers name (parallel/state_transfers.h). One host staging buffer of
+// checkpoint_staging_bytes() carries each dataset's part between the device and the file;
+// no device memory is allocated.
+#pragma once
+
+#include <vector>
+
+#include "core/backend.h"
+#include "core/tp_slice.h"
+#include "core/unit_pieces.h"
+#include "io/hdf5_file.h"
+#include "parallel/engine.h"
+
+namespace llmft {
+
+// Creates and writes every dataset of `engine`'s state.
+void write_engine_state(io::Hdf5File& file, const Engine& engine, Backend& backend, TpSlice slice,
+                        int dp_rank);
+
+// Reads every dataset of `engine`'s state (the weights, the masters and the optimizer
+// state) into the engine's tensors. Errors name the dataset whose shape or dtype differs.
+void read_engine_state(io::Hdf5File& file, Engine& engine, Backend& backend, TpSlice slice);
+
+// The f32 values of `pieces` of parameter `p` (their `full` ranges, one after another):
+// from its f32 master weights when the file has them, else from its stored weights.
+// Collective: a rank that needs nothing passes no pieces.
+std::vector<float> read_param_f32(io::Hdf5File& file, const ParamInfo& p,
+                                  const std::vector<TensorPiece>& pieces);
+
+// Reads the weights alone, in whatever dtype the file holds them (the f32 masters when
+// it has them), into the engine's weights and masters.
+void read_engine_weights(io::Hdf5File& file, Engine& engine, TpSlice slice);
+
+}  // namespace llmft

@@ -1,0 +1,64 @@
+// `llmft export`: a training-state checkpoint's weights as a Hugging Face model directory
+// (config.json + model.safetensors), as --save-dir writes at the end of training: the f32
+// master weights when the checkpoint has them, else its stored weights.
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "checkpoint/checkpoint_info.h"
+#include "checkpoint/checkpointer.h"
+#include "checkpoint/engine_state.h"
+#include "core/error.h"
+#include "core/model_factory.h"
+#include "io/hdf5_file.h"
+#include "io/hf_checkpoint.h"
+#include "io/hf_config.h"
+#include "io/json.h"
+#include "launch/command_line.h"
+#include "launch/commands.h"
+
+namespace llmft {
+
+int run_export(const Args& args, MpiRuntime& mpi) {
+  std::string checkpoint, save_dir;
+  po::options_description options("Export");
+  // clang-format off
+  options.add_options()
+      ("checkpoint", po::value(&checkpoint)->default_value(""),
+       "a checkpoint file (step_N.h5), or a --checkpoint-dir for its newest")
+      ("save-dir", po::value(&save_dir)->default_value(""),
+       "write the model here (Hugging Face config.json + model.safetensors)");
+  // clang-format on
+  po::variables_map values;
+  const std::string usage = "usage: llmft export --checkpoint PATH --save-dir DIR";
+  if (!parse_options(args, options, values, usage, mpi.rank() == 0)) return 0;
+  LLMFT_REQUIRE(!checkpoint.empty(),
+                "--checkpoint is required: a step_N.h5 file or the "
+                "--checkpoint-dir of a run");
+  LLMFT_REQUIRE(!save_dir.empty(), "--save-dir is required: where to write the model");
+  const std::string path = resolve_resume_path(checkpoint, "", mpi.rank() == 0);
+  if (mpi.rank() != 0) return 0;
+
+  io::Hdf5File file = io::Hdf5File::open(path, MPI_COMM_SELF);
+  const CheckpointInfo info = read_info(file);
+  ModelConfig config =
+      io::parse_hf_config(io::Json::parse(info.model_config), path + " (model_config)");
+  config.name = path;
+  const std::vector<UnitLayout> units = unit_layouts(config);
+  io::UnitValues weights;
+  for (const UnitLayout& unit : units) {
+    std::vector<float>& values = weights.emplace_back();
+    for (int i = 0; i < static_cast<int>(unit.params.size()); ++i) {
+      const ParamInfo& p = unit.params[i];
+      const std::vector<float> read = read_param_f32(file, p, {{i, 0, 0, p.numel()}});
+      values.insert(values.end(), read.begin(), read.end());
+    }
+  }
+  file.close();
+  io::write_hf_model_dir(save_dir, config, units, weights);
+  std::printf("exported %s (step %lld) to %s (config.json, model.safetensors)\n", path.c_str(),
+              static_cast<long long>(info.step), save_dir.c_str());
+  return 0;
+}
+
+}  // namespace llmft
