@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/error.h"
@@ -39,8 +40,10 @@ MpiRuntime::~MpiRuntime() {
 
 void MpiRuntime::abort(int code) {
   if (size_ > 1) MPI_Abort(MPI_COMM_WORLD, code);
-  MPI_Finalize();
-  std::exit(code);
+  // Not MPI_Finalize: it runs the clean-up other libraries hooked onto it (HDF5 closes
+  // its files there), which a failure may have left unable to run.
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
 
 }  // namespace llmft

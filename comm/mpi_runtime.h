@@ -23,7 +23,8 @@ class MpiRuntime {
   // This rank among the ranks of its node (those sharing memory with it), and their number.
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
-  // Ends every rank of the job with `code` (MPI_Abort); with one rank, a plain exit.
+  // Ends every rank of the job with `code` (MPI_Abort); with one rank, an immediate exit
+  // (stdio flushed, no MPI_Finalize).
   [[noreturn]] void abort(int code);
 
  private:

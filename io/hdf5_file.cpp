@@ -56,8 +56,8 @@ void select_ranges(hid_t space, const std::vector<hsize_t>& dims,
     if (rows == 0 || width == 0) return;
     if (dims.size() == 1) {
       const hsize_t start[1] = {col}, count[1] = {width};
-      require(H5Sselect_hyperslab(space, H5S_SELECT_OR, start, nullptr, count, nullptr) >= 0,
-              path, "selecting part of '" + name + "'");
+      require(H5Sselect_hyperslab(space, H5S_SELECT_OR, start, nullptr, count, nullptr) >= 0, path,
+              "selecting part of '" + name + "'");
       return;
     }
     const hsize_t start[2] = {row, col}, count[2] = {rows, width};
@@ -156,16 +156,16 @@ void Hdf5File::create_dataset(const std::string& name, H5Element element, const 
   const Handle dataset(H5Dcreate2(file_, name.c_str(), type_of(element), space.get(), links.get(),
                                   create.get(), H5P_DEFAULT),
                        H5Dclose);
-  require(dataset.valid(), path_, "creating dataset '" + name + "'");
+  require(dataset.valid(), path_, "creating dataset '" + name + "' (is the disk full?)");
   const Handle text(H5Tcopy(H5T_C_S1), H5Tclose);
   require(text.valid() && H5Tset_size(text.get(), dtype_name.size()) >= 0, path_,
           "typing the dtype of '" + name + "'");
   const Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
-  const Handle attribute(H5Acreate2(dataset.get(), "dtype", text.get(), scalar.get(), H5P_DEFAULT,
-                                    H5P_DEFAULT),
-                         H5Aclose);
-  require(attribute.valid() && H5Awrite(attribute.get(), text.get(), dtype_name.data()) >= 0,
-          path_, "naming the dtype of '" + name + "'");
+  const Handle attribute(
+      H5Acreate2(dataset.get(), "dtype", text.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose);
+  require(attribute.valid() && H5Awrite(attribute.get(), text.get(), dtype_name.data()) >= 0, path_,
+          "naming the dtype of '" + name + "'");
 }
 
 hid_t Hdf5File::open_dataset(const std::string& name) const {

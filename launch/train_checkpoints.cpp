@@ -45,6 +45,10 @@ TrainCheckpoints::TrainCheckpoints(const TrainOptions& options, const ModelConfi
       backend_(backend),
       place_(place),
       mesh_(mesh) {
+  // The checkpoint to resume is found first: a wrong --resume creates nothing.
+  if (!options.resume.empty()) {
+    resume_path_ = resolve_resume_path(options.resume, options.checkpoint_dir, place.lead);
+  }
   if (options.checkpoint_dir.empty()) return;
   if (place.lead) prepare_checkpoint_dir(options.checkpoint_dir);
   checkpointer_.emplace(options.checkpoint_dir, options.keep_checkpoints);
@@ -53,8 +57,7 @@ TrainCheckpoints::TrainCheckpoints(const TrainOptions& options, const ModelConfi
 
 TrainCheckpoints::Start TrainCheckpoints::resume() {
   if (options_.resume.empty()) return Start{};
-  const std::string path =
-      resolve_resume_path(options_.resume, options_.checkpoint_dir, place_.lead);
+  const std::string& path = resume_path_;
   if (path.empty()) {
     if (place_.lead) {
       std::printf("llmft: no checkpoint in %s yet: starting at step 1\n",

@@ -19,7 +19,8 @@ namespace llmft {
 
 class TrainCheckpoints {
  public:
-  // Prepares --checkpoint-dir (rank 0) and starts watching for signals when there is one.
+  // Finds the checkpoint --resume names, prepares --checkpoint-dir (rank 0) and starts
+  // watching for signals when there is one.
   TrainCheckpoints(const TrainOptions& options, const ModelConfig& config, Engine& engine,
                    Backend& backend, RankPlace place, MeshShape mesh);
 
@@ -46,6 +47,7 @@ class TrainCheckpoints {
   Backend& backend_;
   RankPlace place_;
   MeshShape mesh_;
+  std::string resume_path_;  // empty: nothing to resume
   std::optional<Checkpointer> checkpointer_;
   std::optional<PreemptionWatch> watch_;
 };

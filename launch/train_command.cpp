@@ -184,10 +184,11 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     }
   }
 
-  // An unwritable --save-dir or --checkpoint-dir should fail now, not after training.
-  if (lead && !o.save_dir.empty()) io::ensure_directory(o.save_dir, "--save-dir");
+  // A wrong --resume, an unwritable --checkpoint-dir or --save-dir should fail now, not
+  // after training.
   TrainCheckpoints checkpoints(o, config, engine, *backend, RankPlace{tp_slice, dp_rank, lead},
                                shape);
+  if (lead && !o.save_dir.empty()) io::ensure_directory(o.save_dir, "--save-dir");
   const TrainCheckpoints::Start start = checkpoints.resume();
   std::optional<TrainReport> report;
   if (lead)

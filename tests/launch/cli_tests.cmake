@@ -160,3 +160,41 @@ add_test(NAME cli_cuda_device COMMAND bash -c
    [ $code -lt 128 ] && [ $(echo \"$out\" | wc -l) -eq 1 ] &&
      echo \"$out\" | grep -Eq 'no NVIDIA driver|no CUDA device|no CUDA backend'")
 set_tests_properties(cli_cuda_device PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
+
+# Training-state checkpoints (README "Checkpoints"): resume in the same layout bit for bit
+# and in other layouts within the parity tolerance, the files read by h5py where the
+# Python environment is there (tests/launch/checkpoint_resume.sh); signals save and exit
+# 75 (checkpoint_signals.sh); damaged or mismatched checkpoints and a full disk fail
+# cleanly (checkpoint_faults.sh).
+if(LLMFT_PYTHON)
+  set(checkpoint_python ${LLMFT_PYTHON})
+else()
+  set(checkpoint_python none)
+endif()
+add_test(NAME checkpoint_resume COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_resume.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_resume ${checkpoint_python}
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(checkpoint_resume PROPERTIES TIMEOUT 600)
+add_test(NAME checkpoint_signals COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_signals.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_signals
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(checkpoint_signals PROPERTIES TIMEOUT 300)
+add_test(NAME checkpoint_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_faults.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_faults)
+set_tests_properties(checkpoint_faults PROPERTIES TIMEOUT 300)
+# `llmft export` of a run's last checkpoint writes the files --save-dir wrote, byte for byte.
+add_test(NAME checkpoint_export COMMAND bash -c
+  "set -e; d='${cli_dir}/export'; rm -rf \"$d\"
+   '${llmft}' --model gpt2-tiny --data '${cli_dir}/val.tok' --seq-len 32 --micro-batch 2 --steps 3 --dtype bf16 --threads 1 --checkpoint-dir \"$d/ckpt\" --save-dir \"$d/saved\" > /dev/null
+   '${llmft}' export --checkpoint \"$d/ckpt\" --save-dir \"$d/exported\"
+   cmp \"$d/saved/model.safetensors\" \"$d/exported/model.safetensors\"
+   cmp \"$d/saved/config.json\" \"$d/exported/config.json\"")
+set_tests_properties(checkpoint_export PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
+cli_failure(resume_weights_only_alone "--resume-weights-only needs --resume"
+  --data ${cli_dir}/val.tok --resume-weights-only ${train_outputs})
+cli_failure(checkpoint_every_without_dir "--checkpoint-every needs --checkpoint-dir"
+  --data ${cli_dir}/val.tok --checkpoint-every 5 ${train_outputs})
+cli_failure(resume_missing "--resume=.*absent.h5: no such checkpoint file or directory"
+  --data ${cli_dir}/val.tok --resume=${cli_dir}/absent.h5 ${train_outputs})
+cli_failure(export_missing "--resume=.*absent.h5: no such checkpoint"
+  export --checkpoint ${cli_dir}/absent.h5 --save-dir ${cli_dir}/out)

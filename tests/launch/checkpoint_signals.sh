@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Preemption on 2 ranks: a signal makes the job save after the step it interrupts and exit
+# with code 75, and resuming then continues the uninterrupted run bit for bit.
+#  - SIGUSR1 to mpiexec (forwarded to every rank) during training;
+#  - SIGTERM to one rank alone (the other learns of it at the step boundary);
+#  - SIGUSR1 while a checkpoint is being written (--checkpoint-every 1): the job stops after
+#    that write, before another step;
+#  - a second signal: the rank exits at once (128 + 10), the last complete checkpoint is
+#    untouched, and --resume continues from it.
+# usage: checkpoint_signals.sh LLMFT SOURCE_DIR WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
+set -euo pipefail
+llmft=$1 source_dir=$2 work=$3
+shift 3
+mpiexec=("$@")
+steps=30
+
+rm -rf "$work"
+mkdir -p "$work"
+"$llmft" prepare --input "$source_dir/examples/data/val.txt" --output "$work/text.tok" > /dev/null
+common=(--model llama-tiny --data "$work/text.tok" --steps "$steps" --lr 3e-3 --seed 7 --threads 1
+        --log-every 100)
+shape=(--seq-len 32 --micro-batch 2)
+failed=0
+losses() { sed -E 's/.*"loss":([^,]*),.*/\1/' "$1"; }
+# steps_logged FILE: how many steps a metrics file holds.
+steps_logged() { if [[ -f $1 ]]; then wc -l < "$1"; else echo 0; fi; }
+# newest_step DIR: the step of the newest complete checkpoint's name.
+newest_step() { ls "$1" | sed -nE 's/^step_0*([0-9]+)\.h5$/\1/p' | sort -n | tail -n 1; }
+
+"${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${shape[@]}" --metrics "$work/uninterrupted.jsonl" \
+  > "$work/uninterrupted.log" 2>&1
+losses "$work/uninterrupted.jsonl" > "$work/uninterrupted.loss"
+
+# start NAME OPTIONS...: the job in the background (the shape above unless OPTIONS give
+# their own); its pid in $job.
+start() {
+  local name=$1
+  shift
+  local own_shape=("${shape[@]}")
+  if [[ " $* " == *" --micro-batch "* ]]; then own_shape=(); fi
+  "${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${own_shape[@]}" --checkpoint-dir "$work/$name" \
+    --metrics "$work/$name.jsonl" "$@" > "$work/$name.log" 2>&1 &
+  job=$!
+}
+# finish NAME EXPECTED_CODE: waits for the job, then resumes it to the end and compares.
+finish() {
+  local name=$1 expected=$2 code=0
+  wait "$job" || code=$?
+  local stopped
+  stopped=$(steps_logged "$work/$name.jsonl")
+  if [[ $code -ne $expected ]]; then
+    echo "FAILED: $name: exit code $code, expected $expected"
+    tail -n 20 "$work/$name.log"
+    failed=1
+    return
+  fi
+  local saved
+  saved=$(newest_step "$work/$name")
+  echo "$name: exit code $code after $stopped of $steps steps; newest checkpoint: step ${saved:-none}"
+  if [[ $expected -eq 75 && $saved -ne $stopped ]]; then
+    echo "FAILED: $name: stopped after step $stopped but saved step $saved"
+    failed=1
+  fi
+  "${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${shape[@]}" --checkpoint-dir "$work/$name" --resume \
+    --metrics "$work/$name.resumed.jsonl" > "$work/$name.resumed.log" 2>&1 ||
+    { echo "FAILED: $name: the resume failed"; cat "$work/$name.resumed.log"; failed=1; return; }
+  # The resumed run starts after the newest checkpoint: its steps continue the curve.
+  head -n "$saved" <(losses "$work/$name.jsonl") > "$work/$name.loss"
+  losses "$work/$name.resumed.jsonl" >> "$work/$name.loss"
+  if cmp -s "$work/uninterrupted.loss" "$work/$name.loss"; then
+    echo "$name: steps 1-$saved, then $((steps - saved)) resumed, equal the uninterrupted run bit for bit"
+  else
+    echo "FAILED: $name: the interrupted and resumed curve differs from the uninterrupted one"
+    paste "$work/uninterrupted.loss" "$work/$name.loss"
+    failed=1
+  fi
+}
+# wait_for_steps NAME N: until the job has logged N steps (or has ended).
+wait_for_steps() {
+  for _ in $(seq 600); do
+    if [[ $(steps_logged "$work/$1.jsonl") -ge $2 ]] || ! kill -0 "$job" 2> /dev/null; then return; fi
+    sleep 0.05
+  done
+}
+
+start usr1-to-mpiexec
+wait_for_steps usr1-to-mpiexec 3
+kill -USR1 "$job"
+finish usr1-to-mpiexec 75
+
+start term-to-one-rank
+wait_for_steps term-to-one-rank 3
+rank=$(pgrep -P "$job" -x llmft | tail -n 1 || true)
+kill -TERM "$rank"
+finish term-to-one-rank 75
+
+start usr1-during-write --checkpoint-every 1
+for _ in $(seq 600); do
+  if compgen -G "$work/usr1-during-write/.step_*.partial" > /dev/null; then break; fi
+  sleep 0.01
+done
+kill -USR1 "$job"
+finish usr1-during-write 75
+
+# Long steps (many windows) so that both signals land in one step, after step 2's
+# checkpoint; the rank that gets the second exits with 128 + SIGUSR1 (10).
+start second-signal --checkpoint-every 2 --micro-batch 64 --seq-len 128
+wait_for_steps second-signal 3
+rank=$(pgrep -P "$job" -x llmft | head -n 1 || true)
+kill -USR1 "$rank"
+sleep 0.1
+kill -USR1 "$rank"
+code=0
+wait "$job" || code=$?
+if [[ $code -eq 138 && ! -f $work/second-signal/step_00000003.h5 && -f $work/second-signal/step_00000002.h5 ]]; then
+  echo "second-signal: exit code 138 at once; step_00000002.h5 kept, no step 3 checkpoint"
+else
+  echo "FAILED: second-signal: exit code $code (expected 138); checkpoints: $(ls -A "$work/second-signal")"
+  tail -n 20 "$work/second-signal.log"
+  failed=1
+fi
+exit $failed
