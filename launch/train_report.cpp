@@ -58,6 +58,11 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
   std::printf("llmft: predicted peak memory %s at %s: %s\n",
               format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
               predicted.peak_phase.c_str(), describe_bytes(predicted.at_peak).c_str());
+  if (!o.checkpoint_dir.empty() || !o.resume.empty()) {
+    std::printf("llmft: checkpoints stage at most %s of host memory per rank at a time and no "
+                "device memory\n",
+                format_bytes(static_cast<double>(predicted.checkpoint_staging)).c_str());
+  }
   std::printf("llmft: a uniform guess over the vocabulary has loss %.4f\n", uniform_loss_);
   std::fflush(stdout);
 }

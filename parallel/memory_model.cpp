@@ -8,6 +8,7 @@
 #include "core/counting/counting_backend.h"
 #include "core/model_factory.h"
 #include "parallel/engine.h"
+#include "parallel/state_transfers.h"
 
 namespace llmft {
 
@@ -42,6 +43,7 @@ MemoryPrediction predict_memory(const ModelConfig& config, const RunShape& shape
   prediction.at_peak = alloc.at_total_peak();
   prediction.peak_total = alloc.total_peak();
   prediction.peak_phase = alloc.peak_phase();
+  prediction.checkpoint_staging = checkpoint_staging_bytes(engine, slice);
   return prediction;
 }
 

@@ -39,6 +39,9 @@ struct MemoryPrediction {
   CategoryBytes at_peak{};           // the breakdown at the moment of the total peak
   size_t peak_total = 0;
   std::string peak_phase;  // where the total peaks, e.g. "backward of the head"
+  // Host memory a checkpoint write or read holds at once (parallel/state_transfers.h); it
+  // allocates no device memory, so a run that fits still fits while it saves.
+  size_t checkpoint_staging = 0;
 };
 
 MemoryPrediction predict_memory(const ModelConfig& config, const RunShape& shape);

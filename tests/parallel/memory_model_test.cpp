@@ -199,3 +199,20 @@ TEST_CASE("under the stored compute rule (GPUs) nothing is converted to f32") {
     }
   }
 }
+
+TEST_CASE("a checkpoint stages its largest tensor part in host memory, no device memory") {
+  // gpt2-tiny: the largest tensors are the MLP's two 512 x 128 matrices (65536 elements).
+  const ModelConfig config = preset_config("gpt2-tiny");
+  RunShape run;
+  run.micro_batch = 1;
+  run.seq_len = 8;
+  CHECK(predict_memory(config, run).checkpoint_staging == 65536 * sizeof(float));
+  // bf16 weights beside f32 masters: the masters are the larger part.
+  run.dtype = DType::bf16;
+  CHECK(predict_memory(config, run).checkpoint_staging == 65536 * sizeof(float));
+  // Tensor-parallel halves: the MLP matrices' halves and the replicated 256 x 128 position
+  // table, 32768 elements each.
+  run.dtype = DType::f32;
+  run.tp = 2;
+  CHECK(predict_memory(config, run).checkpoint_staging == 32768 * sizeof(float));
+}
