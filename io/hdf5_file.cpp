@@ -4,11 +4,12 @@
 #include <utility>
 
 #include "core/error.h"
+#include "io/flat_blocks.h"
 
 namespace llmft::io {
 namespace {
 
-constexpr hsize_t kChunkElements = 1 << 18;  // 1 MiB of f32 per chunk
+constexpr hsize_t kChunkElements = 1 << 22;  // 16 MiB of f32 per chunk
 
 // Silences HDF5's own error printing once: errors become llmft::Error messages instead.
 void quiet_hdf5() {
@@ -44,50 +45,26 @@ hid_t type_of(H5Element element) {
   return element == H5Element::f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT16;
 }
 
-// Selects flat `ranges` of a dataspace of `dims` (1 or 2 dimensions) as a union of
-// rectangular blocks: a range of a matrix is a partial first row, whole rows, and a
-// partial last row.
-void select_ranges(hid_t space, const std::vector<hsize_t>& dims,
-                   const std::vector<FlatRange>& ranges, const std::string& path,
-                   const std::string& name) {
-  H5Sselect_none(space);
-  const hsize_t cols = dims.size() == 2 ? dims[1] : dims[0];
-  auto add_block = [&](hsize_t row, hsize_t col, hsize_t rows, hsize_t width) {
-    if (rows == 0 || width == 0) return;
-    if (dims.size() == 1) {
-      const hsize_t start[1] = {col}, count[1] = {width};
-      require(H5Sselect_hyperslab(space, H5S_SELECT_OR, start, nullptr, count, nullptr) >= 0, path,
-              "selecting part of '" + name + "'");
-      return;
-    }
-    const hsize_t start[2] = {row, col}, count[2] = {rows, width};
-    require(H5Sselect_hyperslab(space, H5S_SELECT_OR, start, nullptr, count, nullptr) >= 0, path,
-            "selecting part of '" + name + "'");
-  };
-  for (const FlatRange& r : ranges) {
-    hsize_t begin = static_cast<hsize_t>(r.begin);
-    const hsize_t end = static_cast<hsize_t>(r.end);
-    if (begin % cols != 0) {  // the partial first row
-      const hsize_t stop = std::min(end, (begin / cols + 1) * cols);
-      add_block(begin / cols, begin % cols, 1, stop - begin);
-      begin = stop;
-    }
-    const hsize_t full_rows = (end - begin) / cols;
-    add_block(begin / cols, 0, full_rows, cols);
-    begin += full_rows * cols;
-    add_block(begin / cols, 0, 1, end - begin);  // the partial last row
-  }
+// A dataspace of the block's shape (`dims` tells the rank), for the memory side of a transfer.
+hid_t block_space(const Block& b, size_t rank) {
+  const hsize_t dims[2] = {static_cast<hsize_t>(b.rows), static_cast<hsize_t>(b.cols)};
+  return rank == 1 ? H5Screate_simple(1, &dims[1], nullptr) : H5Screate_simple(2, dims, nullptr);
 }
 
-hsize_t elements_in(const std::vector<FlatRange>& ranges) {
-  hsize_t n = 0;
-  for (const FlatRange& r : ranges) n += static_cast<hsize_t>(r.end - r.begin);
-  return n;
+// Selects block `b` of a file dataspace of `rank` dimensions.
+bool select_block(hid_t space, const Block& b, size_t rank) {
+  const hsize_t start[2] = {static_cast<hsize_t>(b.row), static_cast<hsize_t>(b.col)};
+  const hsize_t count[2] = {static_cast<hsize_t>(b.rows), static_cast<hsize_t>(b.cols)};
+  return rank == 1
+             ? H5Sselect_hyperslab(space, H5S_SELECT_SET, &start[1], nullptr, &count[1], nullptr) >=
+                   0
+             : H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr) >= 0;
 }
 
 }  // namespace
 
-Hdf5File::Hdf5File(std::string path, hid_t file) : path_(std::move(path)), file_(file) {
+Hdf5File::Hdf5File(std::string path, hid_t file, MPI_Comm comm)
+    : path_(std::move(path)), file_(file), comm_(comm) {
   collective_ = H5Pcreate(H5P_DATASET_XFER);
   require(collective_ >= 0 && H5Pset_dxpl_mpio(collective_, H5FD_MPIO_COLLECTIVE) >= 0, path_,
           "setting collective transfers");
@@ -96,6 +73,7 @@ Hdf5File::Hdf5File(std::string path, hid_t file) : path_(std::move(path)), file_
 Hdf5File::Hdf5File(Hdf5File&& other) noexcept
     : path_(std::move(other.path_)),
       file_(std::exchange(other.file_, -1)),
+      comm_(other.comm_),
       collective_(std::exchange(other.collective_, -1)) {}
 
 Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm) {
@@ -107,7 +85,7 @@ Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm) {
   LLMFT_REQUIRE(file >= 0, "cannot create the checkpoint file " << path
                                                                 << ": check that its directory "
                                                                    "exists and is writable");
-  return Hdf5File(path, file);
+  return Hdf5File(path, file, comm);
 }
 
 Hdf5File Hdf5File::open(const std::string& path, MPI_Comm comm) {
@@ -119,7 +97,7 @@ Hdf5File Hdf5File::open(const std::string& path, MPI_Comm comm) {
   LLMFT_REQUIRE(file >= 0, "cannot open the checkpoint " << path
                                                          << " as HDF5: it is missing, "
                                                             "unreadable, or not an HDF5 file");
-  return Hdf5File(path, file);
+  return Hdf5File(path, file, comm);
 }
 
 Hdf5File::~Hdf5File() {
@@ -210,14 +188,29 @@ void Hdf5File::write(const std::string& name, H5Element element,
   const Handle dataset(open_dataset(name), H5Dclose);
   const Handle file_space(H5Dget_space(dataset.get()), H5Sclose);
   const Shape shape = dataset_shape(name);
-  select_ranges(file_space.get(), std::vector<hsize_t>(shape.begin(), shape.end()), ranges, path_,
-                name);
-  const hsize_t n = std::max<hsize_t>(elements_in(ranges), 1);
-  const Handle memory_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  if (elements_in(ranges) == 0) H5Sselect_none(memory_space.get());
-  require(H5Dwrite(dataset.get(), type_of(element), memory_space.get(), file_space.get(),
-                   collective_, values) >= 0,
-          path_, "writing dataset '" + name + "' (is the disk full?)");
+  const std::vector<Block> blocks = flat_blocks(ranges, shape);
+  // Collective: every rank makes as many calls as the rank with the most blocks.
+  int calls = static_cast<int>(blocks.size());
+  LLMFT_REQUIRE(MPI_Allreduce(MPI_IN_PLACE, &calls, 1, MPI_INT, MPI_MAX, comm_) == MPI_SUCCESS,
+                "MPI_Allreduce failed while writing '" << name << "' to " << path_);
+  const char* next = static_cast<const char*>(values);
+  const size_t width = element == H5Element::f32 ? 4 : 2;
+  for (int i = 0; i < calls; ++i) {
+    const bool mine = i < static_cast<int>(blocks.size());
+    const Block none{0, 0, 1, 1};
+    const Handle memory_space(block_space(mine ? blocks[i] : none, shape.size()), H5Sclose);
+    if (mine) {
+      require(select_block(file_space.get(), blocks[i], shape.size()), path_,
+              "selecting part of '" + name + "'");
+    } else {
+      H5Sselect_none(file_space.get());
+      H5Sselect_none(memory_space.get());
+    }
+    require(H5Dwrite(dataset.get(), type_of(element), memory_space.get(), file_space.get(),
+                     collective_, next) >= 0,
+            path_, "writing dataset '" + name + "' (is the disk full?)");
+    if (mine) next += static_cast<size_t>(blocks[i].elements()) * width;
+  }
 }
 
 void Hdf5File::read(const std::string& name, H5Element element,
@@ -225,16 +218,20 @@ void Hdf5File::read(const std::string& name, H5Element element,
   const Handle dataset(open_dataset(name), H5Dclose);
   const Handle file_space(H5Dget_space(dataset.get()), H5Sclose);
   const Shape shape = dataset_shape(name);
-  select_ranges(file_space.get(), std::vector<hsize_t>(shape.begin(), shape.end()), ranges, path_,
-                name);
-  const hsize_t n = std::max<hsize_t>(elements_in(ranges), 1);
-  const Handle memory_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  if (elements_in(ranges) == 0) H5Sselect_none(memory_space.get());
-  LLMFT_REQUIRE(H5Dread(dataset.get(), type_of(element), memory_space.get(), file_space.get(),
-                        collective_, values) >= 0,
-                "the checkpoint " << path_ << " could not be read at dataset '" << name
-                                  << "': its checksum does not match (the file is damaged) or "
-                                     "it is truncated");
+  char* next = static_cast<char*>(values);
+  const size_t width = element == H5Element::f32 ? 4 : 2;
+  // Independent reads: each rank reads its own blocks, as many as it has.
+  for (const Block& block : flat_blocks(ranges, shape)) {
+    const Handle memory_space(block_space(block, shape.size()), H5Sclose);
+    require(select_block(file_space.get(), block, shape.size()), path_,
+            "selecting part of '" + name + "'");
+    LLMFT_REQUIRE(H5Dread(dataset.get(), type_of(element), memory_space.get(), file_space.get(),
+                          H5P_DEFAULT, next) >= 0,
+                  "the checkpoint " << path_ << " could not be read at dataset '" << name
+                                    << "': its checksum does not match (the file is damaged) or "
+                                       "it is truncated");
+    next += static_cast<size_t>(block.elements()) * width;
+  }
 }
 
 void Hdf5File::set_attribute(const std::string& name, const std::string& value) {

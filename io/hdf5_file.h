@@ -4,10 +4,12 @@
 // Fletcher32 checksum, which every read verifies. Names may hold '/' (groups are made on
 // the way). Attributes are strings on the file's root.
 //
-// Every call that takes part in a collective (create, create_dataset, write, read, close)
-// must be made by every rank of the communicator in the same order, with the same name;
-// a rank with no piece passes no ranges. Errors throw llmft::Error naming the file and the
-// dataset or attribute.
+// Every call that takes part in a collective (create, open, create_dataset, write,
+// set_attribute, close) must be made by every rank of the communicator in the same order,
+// with the same name; a rank with no piece passes no ranges. Writes are collective (HDF5
+// writes checksummed chunks only so); reads are independent, each rank reading its own
+// blocks (io/flat_blocks.h), though every rank still calls read() for every dataset.
+// Errors throw llmft::Error naming the file and the dataset or attribute.
 // Thread-safety: one thread.
 #pragma once
 
@@ -19,14 +21,9 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "io/flat_blocks.h"
 
 namespace llmft::io {
-
-// Elements [begin, end) of a tensor in row-major order.
-struct FlatRange {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
 
 // How a dataset's elements are stored: f32, or a 16-bit float's bits (bf16 and fp16, with
 // the float type named in the dataset's "dtype" attribute).
@@ -68,11 +65,12 @@ class Hdf5File {
   void close();
 
  private:
-  Hdf5File(std::string path, hid_t file);
+  Hdf5File(std::string path, hid_t file, MPI_Comm comm);
   hid_t open_dataset(const std::string& name) const;
 
   std::string path_;
   hid_t file_ = -1;
+  MPI_Comm comm_;
   hid_t collective_ = -1;  // transfer property list: collective MPI-IO
 };
 
