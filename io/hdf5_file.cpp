@@ -117,11 +117,12 @@ void Hdf5File::create_dataset(const std::string& name, H5Element element, const 
   LLMFT_REQUIRE(!shape.empty() && shape.size() <= 2 && shape_numel(shape) > 0,
                 "internal: checkpoint dataset '" << name << "' of shape " << shape_string(shape));
   std::vector<hsize_t> dims(shape.begin(), shape.end()), chunk = dims;
-  if (dims.size() == 1) {
-    chunk[0] = std::min(dims[0], kChunkElements);
-  } else {
-    chunk[0] = std::max<hsize_t>(1, std::min(dims[0], kChunkElements / dims[1]));
-  }
+  // Chunks of at most kChunkElements (whole rows), all of about the same size: an edge
+  // chunk takes a whole chunk's space on disk.
+  const hsize_t row = dims.size() == 2 ? dims[1] : 1;
+  const hsize_t rows_per_chunk = std::max<hsize_t>(1, kChunkElements / row);
+  const hsize_t chunks = (dims[0] + rows_per_chunk - 1) / rows_per_chunk;
+  chunk[0] = (dims[0] + chunks - 1) / chunks;
   const Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                      H5Sclose);
   const Handle links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
@@ -129,7 +130,11 @@ void Hdf5File::create_dataset(const std::string& name, H5Element element, const 
   require(space.valid() && links.valid() && create.valid() &&
               H5Pset_create_intermediate_group(links.get(), 1) >= 0 &&
               H5Pset_chunk(create.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0 &&
-              H5Pset_fletcher32(create.get()) >= 0,
+              H5Pset_fletcher32(create.get()) >= 0 &&
+              // Chunks take space when first written, at their checksummed size, and are
+              // never filled beforehand: every element is written once.
+              H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_INCR) >= 0 &&
+              H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER) >= 0,
           path_, "preparing dataset '" + name + "'");
   const Handle dataset(H5Dcreate2(file_, name.c_str(), type_of(element), space.get(), links.get(),
                                   create.get(), H5P_DEFAULT),
