@@ -94,6 +94,8 @@ bool TrainCheckpoints::after_step(int step, int64_t windows_consumed) {
   const bool periodic = options_.checkpoint_every > 0 && step % options_.checkpoint_every == 0;
   const bool due = periodic || step == options_.steps;
   if (due) save(step, windows_consumed);
+  // After the last step there is nothing left to stop: the run ends as usual.
+  if (step == options_.steps) return false;
   // Asked after a save too, so that a signal during the write stops the job before the
   // next step.
   if (!watch_->stop_agreed(options_.comm_timeout)) return false;
