@@ -1,5 +1,5 @@
-// MPI tests of MpiCommunicator and failure notices, run under mpiexec with 1, 2 and 4
-// ranks (comm_tests.cmake) with tests/support/mpi_doctest_main.cpp: every rank runs every
+// MPI tests of MpiCommunicator, StagedCommunicator and failure notices, run under mpiexec with 1, 2
+// and 4 ranks (comm_tests.cmake) with tests/support/mpi_doctest_main.cpp: every rank runs every
 // test case in the same order, and checks are CHECKs, never REQUIREs, so that a failed
 // check does not make one rank skip a collective the others enter.
 #include <doctest/doctest.h>
@@ -16,8 +16,10 @@
 #include "comm/failure_notice.h"
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
-#include "core/float_traits.h"
+#include "comm/staged_communicator.h"
+#include "core/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "core/float_traits.h"
 
 namespace llmft {
 namespace {
@@ -345,6 +347,54 @@ TEST_CASE("a failure notice ends another rank's wait, naming the rank and its me
   }
   CHECK(data.values()[0] == static_cast<float>(world.size()));
   world.barrier();
+}
+
+// Sums that round (values no 16-bit float holds exactly), so that equality is bitwise.
+std::vector<float> rounding_values(int rank, int n) {
+  std::vector<float> values(n);
+  for (int i = 0; i < n; ++i) values[i] = 0.1f * static_cast<float>(i) + rank / 3.0f;
+  return values;
+}
+
+TEST_CASE("a staged communicator (device buffers through host copies) gives the host results") {
+  MpiCommunicator direct(MPI_COMM_WORLD, kTestTimeoutSeconds);
+  CpuBackend backend;
+  StagedCommunicator staged(std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, kTestTimeoutSeconds),
+                            backend);
+  const int size = direct.size(), n = 6;
+  for (DType dtype : kFloatTypes) {
+    CAPTURE(dtype_name(dtype));
+    const std::vector<float> mine = rounding_values(direct.rank(), size * n);
+    HostTensor a(dtype, mine), b(dtype, mine);
+    direct.all_reduce(a.tensor(), ReduceOp::sum)->wait();
+    auto request = staged.all_reduce(b.tensor(), ReduceOp::sum);
+    CHECK(b.values() == HostTensor(dtype, mine).values());  // changed only at the wait
+    request->wait();
+    CHECK(a.values() == b.values());
+
+    HostTensor send(dtype, mine), direct_recv = HostTensor::zeros(dtype, n),
+                                  staged_recv = HostTensor::zeros(dtype, n);
+    direct.reduce_scatter(send.tensor(), direct_recv.tensor())->wait();
+    staged.reduce_scatter(send.tensor(), staged_recv.tensor())->wait();
+    CHECK(direct_recv.values() == staged_recv.values());
+
+    HostTensor block(dtype, rounding_values(direct.rank(), n)),
+        direct_all = HostTensor::zeros(dtype, size * n),
+        staged_all = HostTensor::zeros(dtype, size * n);
+    direct.all_gather(block.tensor(), direct_all.tensor())->wait();
+    staged.all_gather(block.tensor(), staged_all.tensor())->wait();
+    CHECK(direct_all.values() == staged_all.values());
+
+    HostTensor root_data(dtype, rounding_values(direct.rank(), n));
+    staged.broadcast(root_data.tensor(), size - 1)->wait();
+    CHECK(root_data.values() == HostTensor(dtype, rounding_values(size - 1, n)).values());
+  }
+  // Splits stay staged and within their group.
+  std::unique_ptr<Communicator> half = staged.split(direct.rank() % 2, direct.rank());
+  HostTensor one(DType::f32, {1.0f});
+  half->all_reduce(one.tensor(), ReduceOp::sum)->wait();
+  CHECK(one.values()[0] == static_cast<float>(half->size()));
+  CHECK(dynamic_cast<StagedCommunicator*>(half.get()) != nullptr);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-# Collectives under mpiexec on 1, 2 and 4 ranks (MpiCommunicator, splits, timeouts,
+# Collectives under mpiexec on 1, 2 and 4 ranks (MpiCommunicator, StagedCommunicator, splits, timeouts,
 # failure notices), and a job whose rank fails mid-collective: it must end promptly, with
 # rank 0 naming the failed rank. Uses LLMFT_MPI_FLAGS from tests/CMakeLists.txt.
 llmft_mpi_tests(comm SOURCE ${CMAKE_CURRENT_LIST_DIR}/comm_mpi_tests.cpp
-  LIBRARY llmft_mpi RANKS 1 2 4 TIMEOUT 180)
+  LIBRARY llmft_mpi llmft_cpu RANKS 1 2 4 TIMEOUT 180)
 
 # The program's communication timeout is 600 s, the test's 60 s: only the failure notice
 # can end rank 0's wait in time.
