@@ -1,6 +1,10 @@
 // The one place that maps a communicator name ("mpi"; "nccl" where built) to the
 // Communicator over all of a job's ranks. Which communicators exist is decided by CMake:
-// MPI always.
+// MPI always, NCCL when the CUDA toolkit has it.
+//
+// "auto" (the default) picks NCCL for GPU tensors when this build has it and each rank has
+// its own GPU; otherwise MPI, through host copies (comm/staged_communicator.h) when the
+// backend's tensors live in device memory (ranks sharing a GPU, builds without NCCL).
 #pragma once
 
 #include <memory>
@@ -8,6 +12,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/backend.h"
 
 namespace llmft {
 
@@ -18,10 +23,12 @@ std::vector<std::string> available_communicators();
 // them or "auto" (the default).
 void require_communicator(const std::string& name);
 
-// The world communicator of kind `name` ("auto": the default), every collective bounded by
-// timeout_seconds. Collective over the job's ranks. Throws llmft::Error naming the kind
-// and the kinds this build has. REQUIRES: MPI is initialised (it bootstraps every kind).
+// The world communicator of kind `name` for tensors of `backend`, every collective
+// bounded by timeout_seconds; `shared_device`: other ranks use this rank's GPU too.
+// Collective over the job's ranks. Throws llmft::Error naming the kind, why it cannot
+// serve, and what to use. REQUIRES: MPI is initialised (it bootstraps every kind).
 std::unique_ptr<Communicator> make_world_communicator(const std::string& name,
-                                                      double timeout_seconds);
+                                                      double timeout_seconds, Backend& backend,
+                                                      bool shared_device);
 
 }  // namespace llmft

@@ -5,8 +5,8 @@
 
 #include "comm/mpi_reduce_ops.h"
 #include "comm/mpi_runtime.h"
-#include "core/float_traits.h"
 #include "core/error.h"
+#include "core/float_traits.h"
 
 namespace llmft {
 namespace {

@@ -55,6 +55,8 @@ class Backend {
   // Device memory held outside the allocator (context, library handles and workspaces,
   // loaded kernels), measured when the backend starts. Optional: 0.
   virtual size_t fixed_overhead() const { return 0; }
+  // Whether tensors live in host memory that any host code (MPI) may read and write.
+  virtual bool host_memory() const { return true; }
   // Sets the number of host threads kernels may use. Optional: default ignores it.
   virtual void set_threads(int threads) { (void)threads; }
   // Waits for all queued work.

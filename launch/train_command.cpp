@@ -95,12 +95,14 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                              << " positions); use --seq-len " << config.max_seq_len << " or less");
 
   EngineOptions engine_options = engine_options_from(o);
-  std::unique_ptr<Communicator> world;
-  if (mpi.size() > 1) world = make_world_communicator(o.comm, o.comm_timeout);
   const size_t requested_memory = parse_byte_size(o.device_memory, "--device-memory");
   std::unique_ptr<Backend> backend =
       make_backend(o.device, NodePlacement{mpi.local_rank(), mpi.local_size(), o.share_devices},
                    requested_memory);
+  std::unique_ptr<Communicator> world;
+  if (mpi.size() > 1) {
+    world = make_world_communicator(o.comm, o.comm_timeout, *backend, o.share_devices);
+  }
   if (o.threads > 0) backend->set_threads(o.threads);
   if (o.auto_plan) {
     const Layout chosen =

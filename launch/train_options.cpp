@@ -86,7 +86,8 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "with --auto-plan: use the device preset's figures instead of startup benchmarks "
        "(which are cached per host and world)")
       ("comm", po::value(&o.comm)->default_value("auto"),
-       "collectives between ranks: auto (the best this build has), mpi")
+       "collectives between ranks: auto (NCCL on GPUs when built and each rank has its own "
+       "GPU, else MPI, through host copies for GPU memory), mpi, nccl")
       ("comm-timeout", po::value(&o.comm_timeout)->default_value(300.0),
        "seconds a collective may wait for the other ranks before the job aborts")
       ("log-every", po::value(&o.log_every)->default_value(10), "print a step line every N steps")
@@ -139,6 +140,11 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   LLMFT_REQUIRE(o.threads >= 0, "--threads must not be negative");
   LLMFT_REQUIRE(o.comm_timeout > 0, "--comm-timeout must be positive (seconds)");
   require_communicator(o.comm);
+  LLMFT_REQUIRE(o.comm != "nccl" || o.device.rfind("cuda", 0) == 0,
+                "--comm nccl needs --device cuda (NCCL moves GPU memory); use --comm mpi or auto");
+  LLMFT_REQUIRE(o.comm != "nccl" || !o.share_devices,
+                "--comm nccl: NCCL cannot run two ranks on one GPU (--share-devices); use --comm "
+                "mpi or auto");
   LLMFT_REQUIRE(o.zero >= 0 && o.zero <= 3,
                 "--zero " << o.zero << ": ZeRO stages are 0, 1, 2 and 3");
   LLMFT_REQUIRE(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,

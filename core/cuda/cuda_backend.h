@@ -44,7 +44,12 @@ class CudaBackend : public Backend {
   DeviceMemory& memory() override { return *memory_; }
   size_t memory_capacity() const override { return memory_->reserved(); }
   size_t fixed_overhead() const override { return fixed_overhead_; }
+  bool host_memory() const override { return false; }
   void synchronize() override;
+  // The streams behind Queue::compute and Queue::communication (for NCCL).
+  cudaStream_t compute_stream() const { return compute_; }
+  cudaStream_t communication_stream() const { return communication_; }
+  int device() const { return device_; }
 
   std::unique_ptr<Event> create_event() override;
   void record(Event& event, Queue queue) override;

@@ -1,0 +1,222 @@
+#include "comm/nccl_communicator.h"
+
+#include <utility>
+
+#include "comm/mpi_runtime.h"
+#include "comm/poll_wait.h"
+#include "core/cuda/cuda_check.h"
+#include "core/error.h"
+
+namespace llmft {
+namespace {
+
+ncclDataType_t nccl_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return ncclFloat32;
+    case DType::bf16:
+      return ncclBfloat16;
+    case DType::f16:
+      return ncclFloat16;
+    case DType::i32:
+      return ncclInt32;
+  }
+  LLMFT_FAIL("internal: no NCCL type for " << dtype_name(dtype));
+}
+
+// A call's immediate result: done, or still in progress (non-blocking communicators).
+void check_launch(ncclResult_t result, const std::string& what) {
+  LLMFT_REQUIRE(result == ncclSuccess || result == ncclInProgress,
+                "NCCL: " << what << " failed: " << ncclGetErrorString(result));
+}
+
+// Whether the communicator has finished what it was asked; throws on its asynchronous error.
+bool settled(const NcclCommunicator::Handle& nccl, const std::string& what) {
+  ncclResult_t state = ncclSuccess;
+  check_launch(ncclCommGetAsyncError(nccl.comm, &state), what);
+  LLMFT_REQUIRE(state == ncclSuccess || state == ncclInProgress,
+                "NCCL: " << what << " failed: " << ncclGetErrorString(state));
+  return state == ncclSuccess;
+}
+
+void abort_nccl(NcclCommunicator::Handle& nccl) {
+  if (nccl.aborted) return;
+  nccl.aborted = true;
+  ncclCommAbort(nccl.comm);
+}
+
+// Waits until the (non-blocking) communicator has settled, within the timeout.
+void wait_settled(const std::shared_ptr<NcclCommunicator::Handle>& nccl, const std::string& what,
+                  double timeout_seconds) {
+  poll_wait([&] { return settled(*nccl, what); }, what, timeout_seconds,
+            [&] { abort_nccl(*nccl); });
+}
+
+ncclConfig_t non_blocking() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  return config;
+}
+
+class NcclRequest : public CommRequest {
+ public:
+  NcclRequest(std::shared_ptr<NcclCommunicator::Handle> nccl, cudaEvent_t done,
+              cudaStream_t compute, std::string description, double timeout_seconds)
+      : nccl_(std::move(nccl)),
+        done_(done),
+        compute_(compute),
+        description_(std::move(description)),
+        timeout_seconds_(timeout_seconds) {}
+  ~NcclRequest() override { cudaEventDestroy(done_); }
+
+  void wait() override {
+    poll_wait(
+        [this] {
+          if (!settled(*nccl_, description_)) return false;
+          const cudaError_t state = cudaEventQuery(done_);
+          if (state == cudaErrorNotReady) return false;
+          LLMFT_CUDA_CHECK(state);
+          return true;
+        },
+        description_, timeout_seconds_, [this] { abort_nccl(*nccl_); });
+    LLMFT_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0));
+  }
+
+ private:
+  std::shared_ptr<NcclCommunicator::Handle> nccl_;
+  cudaEvent_t done_;
+  cudaStream_t compute_;
+  std::string description_;
+  double timeout_seconds_;
+};
+
+cudaEvent_t new_event() {
+  cudaEvent_t event = nullptr;
+  LLMFT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  return event;
+}
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(MPI_Comm comm, CudaBackend& backend, double timeout_seconds,
+                                   std::string group_name)
+    : NcclCommunicator(comm, nullptr, backend, timeout_seconds, std::move(group_name)) {}
+
+NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
+                                   CudaBackend& backend, double timeout_seconds,
+                                   std::string group_name)
+    : nccl_(std::move(nccl)),
+      backend_(backend),
+      timeout_seconds_(timeout_seconds),
+      group_name_(std::move(group_name)) {
+  LLMFT_MPI_CHECK(MPI_Comm_dup(comm, &mpi_));
+  LLMFT_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
+  LLMFT_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
+  if (nccl_) return;  // made by split()
+  ncclUniqueId id;
+  if (rank_ == 0) check_launch(ncclGetUniqueId(&id), "making the unique id");
+  LLMFT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_));
+  LLMFT_CUDA_CHECK(cudaSetDevice(backend_.device()));
+  nccl_ = std::make_shared<Handle>();
+  ncclConfig_t config = non_blocking();
+  check_launch(ncclCommInitRankConfig(&nccl_->comm, size_, id, rank_, &config),
+               describe("creating the communicator"));
+  wait_settled(nccl_, describe("creating the communicator"), timeout_seconds_);
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (!nccl_->aborted) ncclCommDestroy(nccl_->comm);
+  MPI_Comm_free(&mpi_);
+}
+
+template <typename Launch>
+std::unique_ptr<CommRequest> NcclCommunicator::run(Collective collective, size_t bytes,
+                                                   Launch&& launch) {
+  const std::string description = describe(collective_name(collective));
+  CollectiveCounter& counter = counters_[static_cast<int>(collective)];
+  counter.calls += 1;
+  counter.bytes += static_cast<int64_t>(bytes);
+  const cudaStream_t compute = backend_.compute_stream();
+  const cudaStream_t communication = backend_.communication_stream();
+  // The collective reads what the compute stream has queued so far.
+  const cudaEvent_t ready = new_event();
+  LLMFT_CUDA_CHECK(cudaEventRecord(ready, compute));
+  LLMFT_CUDA_CHECK(cudaStreamWaitEvent(communication, ready, 0));
+  LLMFT_CUDA_CHECK(cudaEventDestroy(ready));
+  check_launch(launch(communication), description);
+  const cudaEvent_t done = new_event();
+  LLMFT_CUDA_CHECK(cudaEventRecord(done, communication));
+  return std::make_unique<NcclRequest>(nccl_, done, compute, description, timeout_seconds_);
+}
+
+std::unique_ptr<CommRequest> NcclCommunicator::all_reduce(Tensor data, ReduceOp op) {
+  const ncclRedOp_t nccl_op = op == ReduceOp::sum ? ncclSum : ncclMax;
+  return run(Collective::all_reduce, data.bytes(), [&](cudaStream_t stream) {
+    return ncclAllReduce(data.data, data.data, static_cast<size_t>(data.numel()),
+                         nccl_type(data.dtype), nccl_op, nccl_->comm, stream);
+  });
+}
+
+std::unique_ptr<CommRequest> NcclCommunicator::reduce_scatter(Tensor send, Tensor recv) {
+  LLMFT_REQUIRE(send.numel() == recv.numel() * size_ && send.dtype == recv.dtype,
+                "internal: reduce_scatter of " << send.numel() << " into " << recv.numel()
+                                               << " elements over " << size_ << " ranks");
+  return run(Collective::reduce_scatter, send.bytes(), [&](cudaStream_t stream) {
+    return ncclReduceScatter(send.data, recv.data, static_cast<size_t>(recv.numel()),
+                             nccl_type(send.dtype), ncclSum, nccl_->comm, stream);
+  });
+}
+
+std::unique_ptr<CommRequest> NcclCommunicator::all_gather(Tensor send, Tensor recv) {
+  LLMFT_REQUIRE(recv.numel() == send.numel() * size_ && send.dtype == recv.dtype,
+                "internal: all_gather of " << send.numel() << " into " << recv.numel()
+                                           << " elements over " << size_ << " ranks");
+  return run(Collective::all_gather, send.bytes(), [&](cudaStream_t stream) {
+    return ncclAllGather(send.data, recv.data, static_cast<size_t>(send.numel()),
+                         nccl_type(send.dtype), nccl_->comm, stream);
+  });
+}
+
+std::unique_ptr<CommRequest> NcclCommunicator::broadcast(Tensor data, int root) {
+  return run(Collective::broadcast, data.bytes(), [&](cudaStream_t stream) {
+    return ncclBroadcast(data.data, data.data, static_cast<size_t>(data.numel()),
+                         nccl_type(data.dtype), root, nccl_->comm, stream);
+  });
+}
+
+void NcclCommunicator::barrier() {
+  MPI_Request request;
+  LLMFT_MPI_CHECK(MPI_Ibarrier(mpi_, &request));
+  poll_wait(
+      [&] {
+        int done = 0;
+        LLMFT_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+        return done != 0;
+      },
+      describe("barrier"), timeout_seconds_);
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
+  LLMFT_REQUIRE(color >= 0, "internal: split with negative color " << color);
+  MPI_Comm group;
+  LLMFT_MPI_CHECK(MPI_Comm_split(mpi_, color, key, &group));
+  auto nccl = std::make_shared<Handle>();
+  ncclConfig_t config = non_blocking();
+  check_launch(ncclCommSplit(nccl_->comm, color, key, &nccl->comm, &config),
+               describe("splitting the communicator"));
+  wait_settled(nccl_, describe("splitting the communicator"), timeout_seconds_);
+  const std::string name = group_name_ + "/" + std::to_string(color);
+  std::unique_ptr<NcclCommunicator> part(
+      new NcclCommunicator(group, nccl, backend_, timeout_seconds_, name));
+  MPI_Comm_free(&group);
+  wait_settled(nccl, part->describe("joining the split communicator"), timeout_seconds_);
+  part->set_context(context_);
+  return part;
+}
+
+std::string NcclCommunicator::describe(const char* name) const {
+  std::string text = std::string("NCCL ") + name + " in group " + group_name_;
+  return context_.empty() ? text : text + " (" + context_ + ")";
+}
+
+}  // namespace llmft

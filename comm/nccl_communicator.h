@@ -1,0 +1,81 @@
+// NcclCommunicator: the Communicator on GPU memory over NCCL, one rank per GPU.
+//
+// Bootstrap: rank 0 of the group makes the NCCL unique id and broadcasts it over the
+// group's MPI communicator (MPI stays for bootstrap, barriers and failure notices); every
+// rank joins non-blocking and waits as a collective does (comm/poll_wait.h). split()
+// splits the NCCL communicator itself (ncclCommSplit, sharing resources) and the MPI one
+// beside it.
+//
+// Ordering: a collective first makes the backend's communication stream wait for the work
+// queued so far on its compute stream (an event), runs there, and records a completion
+// event; wait() polls that event and NCCL's asynchronous error until done, then makes the
+// compute stream wait for it, so later kernels see the result. A wait that passes the
+// timeout, or that a failure notice from another rank ends, aborts the NCCL communicator
+// (ncclCommAbort) before failing, naming the collective, the group and the context.
+//
+// Sums are NCCL's (its order and, for bf16 and fp16, its rounding per step), not the MPI
+// communicator's rank-order f32 sums: results agree with one rank within the parity
+// tolerances, not bit for bit. Ranks sharing one GPU cannot use NCCL: the registry then
+// chooses the staged MPI communicator (comm/staged_communicator.h).
+// Thread-safety: one thread per communicator, the one that calls MPI.
+#pragma once
+
+#include <mpi.h>
+#include <nccl.h>
+
+#include <memory>
+#include <string>
+
+#include "comm/communicator.h"
+#include "core/cuda/cuda_backend.h"
+
+namespace llmft {
+
+class NcclCommunicator : public Communicator {
+ public:
+  // Collective over `comm`'s ranks (duplicated; the caller keeps `comm`).
+  NcclCommunicator(MPI_Comm comm, CudaBackend& backend, double timeout_seconds,
+                   std::string group_name = "world");
+  ~NcclCommunicator() override;
+  NcclCommunicator(const NcclCommunicator&) = delete;
+  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::unique_ptr<CommRequest> all_reduce(Tensor data, ReduceOp op) override;
+  std::unique_ptr<CommRequest> reduce_scatter(Tensor send, Tensor recv) override;
+  std::unique_ptr<CommRequest> all_gather(Tensor send, Tensor recv) override;
+  std::unique_ptr<CommRequest> broadcast(Tensor data, int root) override;
+  void barrier() override;
+  std::unique_ptr<Communicator> split(int color, int key) override;
+  void set_context(const std::string& context) override { context_ = context; }
+  const CommCounters& counters() const override { return counters_; }
+  void reset_counters() override { counters_ = {}; }
+
+  // The NCCL communicator and whether a failed wait aborted it (shared with requests).
+  struct Handle {
+    ncclComm_t comm = nullptr;
+    bool aborted = false;
+  };
+
+ private:
+  NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl, CudaBackend& backend,
+                   double timeout_seconds, std::string group_name);
+  // Orders the communication stream after the compute stream's queued work, counts the
+  // call, runs `launch` there, and returns the request that waits for it.
+  template <typename Launch>
+  std::unique_ptr<CommRequest> run(Collective collective, size_t bytes, Launch&& launch);
+  std::string describe(const char* name) const;
+
+  MPI_Comm mpi_;
+  std::shared_ptr<Handle> nccl_;
+  CudaBackend& backend_;
+  double timeout_seconds_;
+  std::string group_name_;
+  std::string context_;
+  int rank_ = 0;
+  int size_ = 1;
+  CommCounters counters_;
+};
+
+}  // namespace llmft
