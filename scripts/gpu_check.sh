@@ -3,7 +3,9 @@
 # under 8 minutes on one H200 with 16 cores). It builds llmft with CUDA for the GPU it
 # finds, runs the GPU tests (every Backend hook against the CPU backend in f32/bf16/fp16,
 # training steps CPU vs GPU with the memory model exact on the GPU allocator), runs the
-# conformance tests under compute-sanitizer, then benchmarks: tokens/s and MFU (against
+# conformance tests under compute-sanitizer, 1, 2 and 4 ranks sharing the GPU through
+# the staged MPI communicator (tests/launch/layout_invariance.sh) and the NCCL
+# communicator's test with one rank, then benchmarks: tokens/s and MFU (against
 # --peak-tflops, default the H200's 989 dense bf16 TFLOP/s) for gpt2 (124M), gpt2-xl and
 # TinyLlama-1.1B with and without activation checkpointing, the same steps in PyTorch
 # where python3 has torch and transformers, predicted vs measured peaks for adamw, lomo
@@ -47,13 +49,21 @@ build=$root/build-gpu
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLMFT_CUDA=ON \
   -DLLMFT_CUDA_ARCHITECTURES="${arch:-90}" "${cmake_extra[@]}" > "$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target llmft cuda_tests bench_gpu_step || exit 1
+cmake --build "$build" -j"$(nproc)" --target llmft cuda_tests nccl_tests bench_gpu_step || exit 1
 
 step "GPU tests"
 check "$build/tests/cuda_tests"
 "$build/llmft" prepare --input "$root/examples/data/val.txt" --output /tmp/val.tok > /dev/null
 check "$build/llmft" --device cuda --model llama-tiny --data /tmp/val.tok --val-data /tmp/val.tok \
   --steps 3 --log-every 1 --dtype bf16
+
+step "several ranks on the one GPU (MPI through host copies), and NCCL with one rank"
+mpi_flags=(--oversubscribe)
+if [[ $(id -u) -eq 0 ]]; then mpi_flags+=(--allow-run-as-root); fi
+# 1, 2 and 4 ranks: accumulation, DDP, tp 2, ZeRO-3, LOMO: the same loss curves.
+check env LLMFT_TEST_DEVICE=cuda bash "$root/tests/launch/layout_invariance.sh" "$build/llmft" \
+  "$root" /tmp/layout_invariance_cuda mpiexec "${mpi_flags[@]}"
+check mpiexec -n 1 "${mpi_flags[@]}" "$build/tests/nccl_tests"
 
 step "conformance under compute-sanitizer (memcheck, then racecheck on attention)"
 if command -v compute-sanitizer > /dev/null; then

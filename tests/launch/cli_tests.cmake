@@ -150,6 +150,12 @@ add_test(NAME layout_invariance COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/layout_invariance
   ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
 set_tests_properties(layout_invariance PROPERTIES TIMEOUT 300)
+# The same on the GPU, 1, 2 and 4 ranks sharing it; skipped (77) where none can start.
+add_test(NAME layout_invariance_cuda COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/layout_invariance.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/layout_invariance_cuda
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(layout_invariance_cuda PROPERTIES ENVIRONMENT LLMFT_TEST_DEVICE=cuda
+  SKIP_RETURN_CODE 77 TIMEOUT 300)
 
 # --device cuda either trains (a GPU is there) or stops at once with one line saying why
 # (a build without CUDA, no driver, no device), never a crash.

@@ -7,6 +7,9 @@
 # data (masked prompts: windows hold different numbers of targets, and the loss is the
 # mean over the global batch's targets in every layout), and for LOMO in the layouts it
 # allows (it cannot accumulate). Prints the curves side by side.
+# With LLMFT_TEST_DEVICE=cuda every run is on the GPU, the ranks sharing it
+# (--share-devices: MPI through host copies); where the machine has no GPU (no driver, no
+# device, a build without CUDA) the script exits 77 (skipped).
 # usage: layout_invariance.sh LLMFT SOURCE_DIR WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
 set -euo pipefail
 llmft=$1 source_dir=$2 work=$3
@@ -21,6 +24,19 @@ mkdir -p "$work"
 "$llmft" prepare --input "$source_dir/examples/data/val.txt" --output "$work/text.tok" > /dev/null
 "$llmft" prepare --input "$source_dir/examples/data/instruct.jsonl" --output "$work/sft.tok" \
   > /dev/null
+device=()
+if [[ -n ${LLMFT_TEST_DEVICE:-} ]]; then
+  device=(--device "$LLMFT_TEST_DEVICE" --share-devices)
+  if ! "$llmft" "${device[@]}" --model llama-tiny --data "$work/text.tok" --seq-len 16 \
+    --steps 1 > "$work/probe.log" 2>&1; then
+    # Only "this machine has no GPU" is a skip; any other failure of the probe is a failure.
+    if grep -Eq "cannot run CUDA|no CUDA device is visible|has no CUDA backend" "$work/probe.log"; then
+      echo "skipped: --device $LLMFT_TEST_DEVICE cannot start here: $(tail -n 1 "$work/probe.log")"
+      exit 77
+    fi
+    echo "FAILED: the --device $LLMFT_TEST_DEVICE probe run:"; cat "$work/probe.log"; exit 1
+  fi
+fi
 
 # name | ranks | layout options
 layouts=(
@@ -44,7 +60,7 @@ run_curves() {
     IFS='|' read -r name ranks options <<< "$entry"
     if [[ $optimizer == lomo && $options == *grad-accum* ]]; then continue; fi
     # shellcheck disable=SC2086  # options are words
-    "${mpiexec[@]}" -n "$ranks" "$llmft" --model llama-tiny --data "$data" --seq-len 32 \
+    "${mpiexec[@]}" -n "$ranks" "$llmft" "${device[@]}" --model llama-tiny --data "$data" --seq-len 32 \
       --optimizer "$optimizer" --lr "$lr" --warmup 2 --steps "$steps" --clip-grad 1 --seed 7 \
       --threads 1 --log-every 100 --metrics "$dir/$name.jsonl" $options > "$dir/$name.log" 2>&1 ||
       { echo "FAILED: $label $name exited non-zero:"; cat "$dir/$name.log"; exit 1; }

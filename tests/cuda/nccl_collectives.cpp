@@ -1,0 +1,158 @@
+// The NCCL communicator under mpiexec, one rank per visible GPU: every collective in every
+// dtype gives what the MPI communicator gives on host copies of the same data (values
+// whose sums are exact in bf16 and fp16, so any summation order agrees), and a rank that
+// never joins a collective ends the others' wait with the timeout error, naming the
+// collective and the group. Where no GPU can run (no driver, no device, a build without
+// CUDA) every rank reports the program skipped (exit 77).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/failure_notice.h"
+#include "comm/mpi_communicator.h"
+#include "comm/mpi_runtime.h"
+#include "comm/nccl_communicator.h"
+#include "core/backend_registry.h"
+#include "core/error.h"
+#include "core/float_traits.h"
+#include "core/host_convert.h"
+
+namespace llmft {
+namespace {
+
+constexpr DType kFloatTypes[] = {DType::f32, DType::bf16, DType::f16};
+MpiRuntime* runtime = nullptr;
+
+std::unique_ptr<Backend> gpu() {
+  return make_backend("cuda", NodePlacement{runtime->local_rank(), runtime->local_size(), false},
+                      size_t{256} << 20);
+}
+
+// Small multiples of 0.5: every dtype holds them, and their sums over a few ranks.
+std::vector<float> exact_values(int rank, int n) {
+  std::vector<float> values(n);
+  for (int i = 0; i < n; ++i) values[i] = static_cast<float>((rank * 7 + i) % 11 - 5) * 0.5f;
+  return values;
+}
+
+// A device tensor of `values` in `dtype`, in memory of `backend`.
+struct DeviceTensor {
+  Buffer buffer;
+  Tensor tensor;
+  DeviceTensor(Allocator& alloc, Backend& backend, DType dtype, const std::vector<float>& values)
+      : buffer(alloc.allocate(values.size() * dtype_size(dtype), MemoryCategory::other, "test")),
+        tensor(buffer.as(dtype, {static_cast<int64_t>(values.size())})) {
+    const std::vector<uint8_t> bytes = to_dtype_bytes(values.data(), values.size(), dtype);
+    backend.copy_to_device(tensor, bytes.data());
+  }
+  std::vector<float> values(Backend& backend) const {
+    std::vector<uint8_t> bytes(tensor.bytes());
+    backend.copy_to_host(bytes.data(), tensor);
+    return from_dtype_bytes(bytes, tensor.dtype);
+  }
+};
+
+// The same values on the host, as the MPI communicator takes them.
+struct HostTensor {
+  std::vector<uint8_t> bytes;
+  Tensor tensor;
+  HostTensor(DType dtype, const std::vector<float>& values)
+      : bytes(to_dtype_bytes(values.data(), values.size(), dtype)),
+        tensor(bytes.data(), dtype, {static_cast<int64_t>(values.size())}) {}
+  std::vector<float> values() const { return from_dtype_bytes(bytes, tensor.dtype); }
+};
+
+TEST_CASE("NCCL collectives give the MPI communicator's results") {
+  std::unique_ptr<Backend> backend = gpu();
+  auto& cuda = dynamic_cast<CudaBackend&>(*backend);
+  Allocator alloc(backend->memory(), 0);
+  NcclCommunicator nccl(MPI_COMM_WORLD, cuda, 60);
+  MpiCommunicator mpi(MPI_COMM_WORLD, 60);
+  const int size = mpi.size(), rank = mpi.rank(), n = 12;
+  for (DType dtype : kFloatTypes) {
+    CAPTURE(dtype_name(dtype));
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max}) {
+      DeviceTensor d(alloc, *backend, dtype, exact_values(rank, size * n));
+      HostTensor h(dtype, exact_values(rank, size * n));
+      nccl.all_reduce(d.tensor, op)->wait();
+      mpi.all_reduce(h.tensor, op)->wait();
+      CHECK(d.values(*backend) == h.values());
+    }
+    DeviceTensor send(alloc, *backend, dtype, exact_values(rank, size * n));
+    DeviceTensor recv(alloc, *backend, dtype, std::vector<float>(n, 0.0f));
+    HostTensor host_send(dtype, exact_values(rank, size * n)),
+        host_recv(dtype, std::vector<float>(n, 0.0f));
+    nccl.reduce_scatter(send.tensor, recv.tensor)->wait();
+    mpi.reduce_scatter(host_send.tensor, host_recv.tensor)->wait();
+    CHECK(recv.values(*backend) == host_recv.values());
+
+    DeviceTensor block(alloc, *backend, dtype, exact_values(rank, n));
+    DeviceTensor all(alloc, *backend, dtype, std::vector<float>(size * n, 0.0f));
+    nccl.all_gather(block.tensor, all.tensor)->wait();
+    std::vector<float> expected;
+    for (int r = 0; r < size; ++r) {
+      const std::vector<float> part = HostTensor(dtype, exact_values(r, n)).values();
+      expected.insert(expected.end(), part.begin(), part.end());
+    }
+    CHECK(all.values(*backend) == expected);
+
+    DeviceTensor data(alloc, *backend, dtype, exact_values(rank, n));
+    nccl.broadcast(data.tensor, size - 1)->wait();
+    CHECK(data.values(*backend) == HostTensor(dtype, exact_values(size - 1, n)).values());
+  }
+  CHECK(nccl.counters()[static_cast<int>(Collective::all_reduce)].calls == 6);
+  std::unique_ptr<Communicator> half = nccl.split(rank % 2, rank);
+  DeviceTensor one(alloc, *backend, DType::f32, {1.0f});
+  half->all_reduce(one.tensor, ReduceOp::sum)->wait();
+  CHECK(one.values(*backend)[0] == static_cast<float>(half->size()));
+}
+
+TEST_CASE("a rank that never joins ends the others' NCCL wait with the timeout error") {
+  int size = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (size < 2) {
+    MESSAGE("one rank: nobody to stay away; needs two GPUs");
+    return;
+  }
+  std::unique_ptr<Backend> backend = gpu();
+  Allocator alloc(backend->memory(), 0);
+  NcclCommunicator nccl(MPI_COMM_WORLD, dynamic_cast<CudaBackend&>(*backend), 2.0);
+  nccl.set_context("step 3");
+  if (rank == 0) {
+    DeviceTensor t(alloc, *backend, DType::f32, {1.0f});
+    std::string error = "(no error)";
+    try {
+      nccl.all_reduce(t.tensor, ReduceOp::sum)->wait();
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    CHECK(error.find("NCCL all_reduce in group world (step 3) did not complete within 2 s") !=
+          std::string::npos);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+}  // namespace llmft
+
+int main(int argc, char** argv) {
+  llmft::MpiRuntime mpi(&argc, &argv);
+  llmft::runtime = &mpi;
+  llmft::init_failure_notices();
+  const std::string reason = llmft::device_unavailable_reason("cuda");
+  if (!reason.empty()) {
+    if (mpi.rank() == 0) std::printf("skipped: %s\n", reason.c_str());
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  const int failed = context.run() != 0 ? 1 : 0;
+  int any_failed = 0;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any_failed;
+}
