@@ -4,11 +4,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
 #include "core/error.h"
+#include "io/gpt2_pretokenizer.h"
 #include "io/json.h"
+#include "io/llama3_pretokenizer.h"
 
 namespace llmft::io {
 namespace {
@@ -102,6 +105,19 @@ std::string merges_path_for(const std::string& vocab_path) {
   return (path.parent_path() / "merges.txt").string();
 }
 
+// The id of the token `text` among the vocabulary and the added tokens, or nullopt.
+TokenIdLookup lookup_in(const BpeFiles& files) {
+  return [&files](const std::string& text) -> std::optional<int32_t> {
+    for (const auto& [added, id] : files.added_tokens) {
+      if (added == text) return static_cast<int32_t>(id);
+    }
+    for (const auto& [token, id] : files.vocab) {
+      if (token == text) return static_cast<int32_t>(id);
+    }
+    return std::nullopt;
+  };
+}
+
 BpeFiles read_vocab_and_merges(const Json& vocab, const std::string& vocab_path) {
   BpeFiles files;
   files.vocab_origin = vocab_path;
@@ -110,8 +126,9 @@ BpeFiles read_vocab_and_merges(const Json& vocab, const std::string& vocab_path)
   files.merges = parse_merges_txt(
       read_text_file(files.merges_file, "merges file (beside vocabulary " + vocab_path + ")"),
       files.merges_file);
+  files.special = gpt2_special_tokens(vocab_path, lookup_in(files));
   for (const auto& [text, id] : files.vocab) {
-    if (text == kEndOfTextToken) files.added_tokens.emplace_back(text, id);
+    if (id == files.special.end_of_document) files.added_tokens.emplace_back(text, id);
   }
   return files;
 }
@@ -124,51 +141,228 @@ bool is_unset(const Json* value) {
   return value->is_string() && value->as_string().empty();
 }
 
-// The "type" of the tokenizer.json component `key` ("normalizer", "decoder", ...), or ""
-// when it is absent or null.
-std::string component_type(const Json& root, const char* key, const std::string& path) {
-  const Json* component = root.find(key);
-  if (component == nullptr || component->is_null()) return "";
-  const Json* type = component->find("type");
-  LLMFT_REQUIRE(type != nullptr && type->is_string(),
-                "tokenizer file " << path << ": " << key << " has no \"type\" string");
-  return type->as_string();
+// "▁", SentencePiece's mark for a space.
+constexpr char kSpaceMark[] = "\u2581";
+const std::string kSupported =
+    "; llmft reads GPT-2 and Llama 3 byte-level BPE and Llama 2 / Mistral SentencePiece BPE "
+    "tokenizers";
+
+// One component of tokenizer.json ("normalizer", "pre_tokenizer.pretokenizers[1]", ...)
+// with its "type", for checking its options and naming it in messages.
+struct Component {
+  const Json* json = nullptr;  // nullptr when absent or null
+  std::string type;            // "" when absent
+  std::string name;            // where it is, e.g. "pre_tokenizer"
+  std::string path;            // the tokenizer file
+
+  Component(const Json* value, std::string where, std::string file)
+      : name(std::move(where)), path(std::move(file)) {
+    if (value == nullptr || value->is_null()) return;
+    json = value;
+    const Json* type_json = value->find("type");
+    LLMFT_REQUIRE(type_json != nullptr && type_json->is_string(),
+                  "tokenizer file " << path << ": " << name << " has no \"type\" string");
+    type = type_json->as_string();
+  }
+
+  [[noreturn]] void refuse(const std::string& why) const {
+    LLMFT_FAIL("tokenizer file " << path << ": " << name << " " << (type.empty() ? "(none)" : type)
+                                 << " " << why << kSupported);
+  }
+  [[noreturn]] void refuse_type() const { refuse("is not supported here"); }
+
+  const Json* option(const char* key) const { return json->find(key); }
+  bool option_is(const char* key, const std::string& value) const {
+    const Json* found = option(key);
+    return found != nullptr && found->is_string() && found->as_string() == value;
+  }
+  // The string of a {"String": ...} or {"Regex": ...} pattern option.
+  std::string pattern(const char* key, const char* form) const {
+    const Json* found = option(key);
+    const Json* text = found != nullptr ? found->find(form) : nullptr;
+    return text != nullptr && text->is_string() ? text->as_string() : std::string();
+  }
+  std::vector<Component> children(const char* key) const {
+    const Json* list = option(key);
+    if (list == nullptr || !list->is_array()) refuse(std::string("has no \"") + key + "\" list");
+    std::vector<Component> parts;
+    for (size_t i = 0; i < list->as_array().size(); ++i) {
+      parts.emplace_back(&list->as_array()[i], name + "." + key + "[" + std::to_string(i) + "]",
+                         path);
+    }
+    return parts;
+  }
+};
+
+// The normalizer: none, or Llama 2's Sequence[Prepend("▁"), Replace(" " -> "▁")] (either
+// order). True for Llama 2's.
+bool read_normalizer(const Component& normalizer) {
+  if (normalizer.type.empty()) return false;
+  if (normalizer.type != "Sequence") normalizer.refuse_type();
+  const std::vector<Component> parts = normalizer.children("normalizers");
+  bool prepend = false, replace = false;
+  for (const Component& part : parts) {
+    if (part.type == "Prepend" && part.option_is("prepend", kSpaceMark) && !prepend) {
+      prepend = true;
+    } else if (part.type == "Replace" && part.pattern("pattern", "String") == " " &&
+               part.option_is("content", kSpaceMark) && !replace) {
+      replace = true;
+    } else {
+      part.refuse(
+          "is not supported: llmft reads the normalizer Sequence[Prepend(\"\u2581\"), "
+          "Replace(\" \" -> \"\u2581\")] only");
+    }
+  }
+  if (!prepend || !replace) {
+    normalizer.refuse("must be Sequence[Prepend(\"\u2581\"), Replace(\" \" -> \"\u2581\")]");
+  }
+  return true;
 }
 
-// Refuses the tokenizer.json options that would make `tokenizers` encode otherwise than
-// GPT-2's byte-level BPE, which is all BpeTokenizer implements.
-void check_gpt2_pipeline(const Json& root, const std::string& path) {
-  const std::string unsupported = "; llmft reads GPT-2-style byte-level BPE tokenizers only";
-  const std::string normalizer = component_type(root, "normalizer", path);
-  LLMFT_REQUIRE(normalizer.empty(), "tokenizer file " << path << ": normalizer " << normalizer
-                                                      << " is not supported" << unsupported);
-  const std::string pre_tokenizer = component_type(root, "pre_tokenizer", path);
-  LLMFT_REQUIRE(pre_tokenizer == "ByteLevel",
-                "tokenizer file " << path << ": pre_tokenizer is "
-                                  << (pre_tokenizer.empty() ? "missing" : pre_tokenizer)
-                                  << ", expected ByteLevel" << unsupported);
-  const Json* use_regex = root.at("pre_tokenizer").find("use_regex");
-  LLMFT_REQUIRE(
-      use_regex == nullptr || (use_regex->is_bool() && use_regex->as_bool()),
-      "tokenizer file " << path << ": pre_tokenizer.use_regex must be true" << unsupported);
-  for (const char* key : {"decoder", "post_processor"}) {
-    const std::string type = component_type(root, key, path);
-    LLMFT_REQUIRE(type.empty() || type == "ByteLevel", "tokenizer file "
-                                                           << path << ": " << key << " " << type
-                                                           << " is not supported, expected "
-                                                           << "ByteLevel" << unsupported);
+void read_byte_level(const Component& byte_level, bool use_regex, BpeFiles& files) {
+  const Json* regex = byte_level.option("use_regex");
+  const bool uses_regex = regex == nullptr || (regex->is_bool() && regex->as_bool());
+  if (uses_regex != use_regex) {
+    byte_level.refuse(std::string("must have use_regex ") + (use_regex ? "true" : "false"));
   }
-  const Json& model = root.at("model");
+  const Json* add_prefix_space = byte_level.option("add_prefix_space");
+  files.add_prefix_space =
+      add_prefix_space != nullptr && add_prefix_space->is_bool() && add_prefix_space->as_bool();
+  if (files.add_prefix_space && !use_regex)
+    byte_level.refuse("with add_prefix_space is not supported");
+}
+
+// Split(Regex PATTERN, behavior Isolated, invert false) with GPT-2's or Llama 3's regex.
+void read_split(const Component& split, BpeFiles& files) {
+  const std::string pattern = split.pattern("pattern", "Regex");
+  if (pattern == kLlama3SplitPattern) {
+    files.split = BpeFiles::Split::llama3;
+  } else if (pattern == kGpt2SplitPattern) {
+    files.split = BpeFiles::Split::gpt2;
+  } else {
+    const Json* raw = split.option("pattern");
+    split.refuse("with pattern " + (raw != nullptr ? raw->dump() : std::string("(none)")) +
+                 " is not supported: llmft implements GPT-2's and Llama 3's split regex only");
+  }
+  if (!split.option_is("behavior", "Isolated")) split.refuse("must have behavior Isolated");
+  if (!is_unset(split.option("invert"))) split.refuse("must have invert false");
+}
+
+// Metaspace(replacement "▁", prepend_scheme, split false): SentencePiece's space marks.
+BpeFiles::SpacePrefix read_metaspace_prefix(const Component& metaspace) {
+  if (!metaspace.option_is("replacement", kSpaceMark)) {
+    metaspace.refuse("must have replacement \"\u2581\"");
+  }
+  if (!is_unset(metaspace.option("split"))) metaspace.refuse("with split true is not supported");
+  // Files from before prepend_scheme say add_prefix_space, which meant "always".
+  const Json* scheme = metaspace.option("prepend_scheme");
+  if (scheme == nullptr) {
+    return is_unset(metaspace.option("add_prefix_space")) ? BpeFiles::SpacePrefix::never
+                                                          : BpeFiles::SpacePrefix::unless_marked;
+  }
+  if (metaspace.option_is("prepend_scheme", "first")) {
+    return BpeFiles::SpacePrefix::first_unless_marked;
+  }
+  if (metaspace.option_is("prepend_scheme", "always")) return BpeFiles::SpacePrefix::unless_marked;
+  if (metaspace.option_is("prepend_scheme", "never")) return BpeFiles::SpacePrefix::never;
+  metaspace.refuse("with prepend_scheme " + scheme->dump() + " is not supported");
+}
+
+void read_pre_tokenizer(const Component& pre_tokenizer, bool has_normalizer, BpeFiles& files) {
+  if (pre_tokenizer.type.empty() && has_normalizer) {
+    files.kind = BpeFiles::Kind::sentencepiece;
+    files.space_prefix = BpeFiles::SpacePrefix::always;
+    return;
+  }
+  if (has_normalizer) {
+    pre_tokenizer.refuse("is not supported after the Prepend/Replace normalizer");
+  }
+  if (pre_tokenizer.type == "ByteLevel") {
+    read_byte_level(pre_tokenizer, /*use_regex=*/true, files);
+    return;
+  }
+  if (pre_tokenizer.type == "Metaspace") {
+    files.kind = BpeFiles::Kind::sentencepiece;
+    files.space_prefix = read_metaspace_prefix(pre_tokenizer);
+    return;
+  }
+  if (pre_tokenizer.type != "Sequence") pre_tokenizer.refuse_type();
+  const std::vector<Component> parts = pre_tokenizer.children("pretokenizers");
+  if (parts.size() != 2 || parts[0].type != "Split" || parts[1].type != "ByteLevel") {
+    pre_tokenizer.refuse("is not supported: llmft reads Sequence[Split(Regex), ByteLevel] only");
+  }
+  read_split(parts[0], files);
+  read_byte_level(parts[1], /*use_regex=*/false, files);
+}
+
+// Llama 2's Sequence[Replace("▁" -> " "), ByteFallback, Fuse, Strip(" ", 1, 0)].
+bool is_llama2_decoder(const Component& decoder) {
+  if (decoder.type != "Sequence") return false;
+  const std::vector<Component> parts = decoder.children("decoders");
+  const auto strip_one_space = [](const Component& strip) {
+    const Json* start = strip.option("start");
+    const Json* stop = strip.option("stop");
+    return strip.option_is("content", " ") && start != nullptr && start->is_number() &&
+           start->as_number() == 1 && is_unset(stop);
+  };
+  return parts.size() == 4 && parts[0].type == "Replace" &&
+         parts[0].pattern("pattern", "String") == kSpaceMark &&
+         parts[0].option_is("content", " ") && parts[1].type == "ByteFallback" &&
+         parts[2].type == "Fuse" && parts[3].type == "Strip" && strip_one_space(parts[3]);
+}
+
+void read_decoder(const Component& decoder, BpeFiles& files) {
+  if (files.kind == BpeFiles::Kind::byte_level) {
+    if (!decoder.type.empty() && decoder.type != "ByteLevel") decoder.refuse_type();
+    return;
+  }
+  if (is_llama2_decoder(decoder)) {
+    files.space_decoder = BpeFiles::SpaceDecoder::fuse_and_strip;
+  } else if (decoder.type == "Metaspace") {
+    files.space_decoder = read_metaspace_prefix(decoder) == BpeFiles::SpacePrefix::never
+                              ? BpeFiles::SpaceDecoder::metaspace_keep
+                              : BpeFiles::SpaceDecoder::metaspace;
+  } else {
+    decoder.refuse(
+        "is not supported: llmft reads SentencePiece tokenizers with the decoder "
+        "Sequence[Replace, ByteFallback, Fuse, Strip] or Metaspace");
+  }
+}
+
+// The TemplateProcessing of the post_processor, or nullptr; refuses other processors.
+const Json* read_post_processor(const Component& processor, const BpeFiles& files) {
+  const bool byte_level = files.kind == BpeFiles::Kind::byte_level;
+  if (processor.type.empty() || (byte_level && processor.type == "ByteLevel")) return nullptr;
+  if (processor.type == "TemplateProcessing") return processor.json;
+  if (processor.type != "Sequence") processor.refuse_type();
+  const Json* template_processing = nullptr;
+  for (const Component& part : processor.children("processors")) {
+    if (byte_level && part.type == "ByteLevel") continue;
+    if (part.type != "TemplateProcessing" || template_processing != nullptr) part.refuse_type();
+    template_processing = part.json;
+  }
+  return template_processing;
+}
+
+// The model's options: BPE, with the options of the file's kind.
+void read_model_options(const Json& model, const std::string& path, BpeFiles& files) {
   const Json* type = model.find("type");
   LLMFT_REQUIRE(type == nullptr || (type->is_string() && type->as_string() == "BPE"),
                 "tokenizer file " << path << ": model.type is " << type->dump()
-                                  << ", expected \"BPE\"" << unsupported);
-  for (const char* key : {"dropout", "continuing_subword_prefix", "end_of_word_suffix",
-                          "byte_fallback", "ignore_merges"}) {
+                                  << ", expected \"BPE\"" << kSupported);
+  std::vector<const char*> unsupported = {"dropout", "continuing_subword_prefix",
+                                          "end_of_word_suffix"};
+  if (files.kind == BpeFiles::Kind::byte_level) unsupported.push_back("byte_fallback");
+  for (const char* key : unsupported) {
     LLMFT_REQUIRE(is_unset(model.find(key)),
                   "tokenizer file " << path << ": model." << key << " is " << model.at(key).dump()
-                                    << ", which is not supported" << unsupported);
+                                    << ", which is not supported" << kSupported);
   }
+  files.ignore_merges = !is_unset(model.find("ignore_merges"));
+  files.byte_fallback = !is_unset(model.find("byte_fallback"));
+  files.fuse_unk = !is_unset(model.find("fuse_unk"));
+  const Json* unk = model.find("unk_token");
+  if (unk != nullptr && unk->is_string()) files.unk_token = unk->as_string();
 }
 
 std::vector<BpeFiles::MergeRule> parse_json_merges(const Json& merges, const std::string& path) {
@@ -193,8 +387,10 @@ std::vector<BpeFiles::MergeRule> parse_json_merges(const Json& merges, const std
   return rules;
 }
 
+// The added tokens; with a normalizer, they must be matched before it (normalized false).
 std::vector<std::pair<std::string, int64_t>> parse_added_tokens(const Json& root,
-                                                                const std::string& path) {
+                                                                const std::string& path,
+                                                                bool has_normalizer) {
   std::vector<std::pair<std::string, int64_t>> added;
   const Json* tokens = root.find("added_tokens");
   if (tokens == nullptr || tokens->is_null()) return added;
@@ -213,6 +409,10 @@ std::vector<std::pair<std::string, int64_t>> parse_added_tokens(const Json& root
                     where << " (" << Json::quote(content->as_string()) << ") sets " << flag
                           << ", which is not supported: llmft matches added tokens verbatim");
     }
+    LLMFT_REQUIRE(!has_normalizer || is_unset(token.find("normalized")),
+                  where << " (" << Json::quote(content->as_string())
+                        << ") sets normalized, which is not supported with a normalizer: llmft "
+                        << "matches added tokens in the text before normalizing it");
     added.emplace_back(content->as_string(), parse_token_id(*id, where, content->as_string()));
   }
   return added;
@@ -223,8 +423,15 @@ BpeFiles read_tokenizer_json(const Json& root, const std::string& path) {
   LLMFT_REQUIRE(model != nullptr && model->is_object(),
                 "tokenizer file " << path << ": expected a \"model\" object, as Hugging Face "
                                   << "tokenizer.json files have");
-  check_gpt2_pipeline(root, path);
   BpeFiles files;
+  const bool has_normalizer =
+      read_normalizer(Component(root.find("normalizer"), "normalizer", path));
+  read_pre_tokenizer(Component(root.find("pre_tokenizer"), "pre_tokenizer", path), has_normalizer,
+                     files);
+  read_model_options(*model, path, files);
+  read_decoder(Component(root.find("decoder"), "decoder", path), files);
+  const Json* post_processor_template =
+      read_post_processor(Component(root.find("post_processor"), "post_processor", path), files);
   files.vocab_origin = path + ": model.vocab";
   const Json* vocab = model->find("vocab");
   LLMFT_REQUIRE(vocab != nullptr, "tokenizer file " << path << ": model has no \"vocab\"");
@@ -234,10 +441,8 @@ BpeFiles read_tokenizer_json(const Json& root, const std::string& path) {
   files.merges = parse_json_merges(*merges, path);
   files.merges_file = path;
   files.merges_in_json = true;
-  files.added_tokens = parse_added_tokens(root, path);
-  const Json* add_prefix_space = root.at("pre_tokenizer").find("add_prefix_space");
-  files.add_prefix_space =
-      add_prefix_space != nullptr && add_prefix_space->is_bool() && add_prefix_space->as_bool();
+  files.added_tokens = parse_added_tokens(root, path, has_normalizer);
+  files.special = read_special_tokens(post_processor_template, path, lookup_in(files));
   return files;
 }
 

@@ -12,6 +12,10 @@
 
 namespace llmft::io {
 
+// The regex as a tokenizer.json writes it in a Split pre-tokenizer.
+inline constexpr char kGpt2SplitPattern[] =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
 // The end of the GPT-2 pre-token that starts at text[begin]. A byte that is not valid
 // UTF-8 counts as a character of class other.
 // REQUIRES: begin < text.size()

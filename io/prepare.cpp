@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,10 @@ PrepareStats prepare_token_file(const std::string& input, const std::string& out
     for (const Document& document : documents) total_bytes += text_bytes(document);
 
     for (const Document& document : documents) {
-      out.append(tok.encode(document.prompt), /*are_targets=*/false);
+      // BOS opens the document: part of the prompt when there is one, else a target.
+      std::vector<int32_t> opening = tok.encode(document.prompt);
+      if (const std::optional<int32_t> bos = tok.bos_token()) opening.insert(opening.begin(), *bos);
+      out.append(opening, /*are_targets=*/document.prompt.empty());
       out.append(tok.encode(document.text), /*are_targets=*/true);
       out.append({tok.eot_token()}, /*are_targets=*/true);
       stats.bytes += text_bytes(document);

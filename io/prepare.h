@@ -16,12 +16,14 @@ struct PrepareStats {
   size_t target_tokens = 0;  // tokens that are training targets: all but prompt tokens
 };
 
-// Reads the documents of `input` (see read_documents), encodes each with `tok` (its
-// prompt and its text separately, prompt tokens first), appends tok.eot_token() after
-// every document (so it also separates them), and writes the result atomically to the
-// token file `output`. Prompt tokens are not training targets; the text's tokens and
-// the end-of-text token that closes each document are. When every token is a target
-// (no document has a prompt) the file carries no loss mask.
+// Reads the documents of `input` (see read_documents), encodes each with `tok` as the
+// model's tokenizer does (tok.bos_token() first when it adds one, then the prompt and the
+// text, each encoded on its own), appends tok.eot_token() after every document (so it
+// also separates them), and writes the result atomically to the token file `output`.
+// Prompt tokens, and the BOS before a prompt, are not training targets; the text's tokens,
+// the BOS of a document without a prompt and the end-of-text token that closes each
+// document are. When every token is a target (no document has a prompt) the file carries
+// no loss mask.
 // With show_progress (pass isatty(fileno(stderr))), keeps one updating line on stderr,
 // "prepare: reading 45% (123456/274000 bytes)" then "prepare: encoding ...", and ends
 // it with a newline.

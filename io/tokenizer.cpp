@@ -5,14 +5,25 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/bpe_files.h"
 #include "io/bpe_tokenizer.h"
 #include "io/byte_tokenizer.h"
+#include "io/sentencepiece_bpe.h"
 
 namespace llmft::io {
 
 Tokenizer::~Tokenizer() = default;
 
 namespace {
+
+// The BPE tokenizer of the files at `path`, of the kind their contents say.
+std::unique_ptr<Tokenizer> make_bpe_tokenizer(const std::string& path) {
+  const BpeFiles files = read_bpe_files(path);
+  if (files.kind == BpeFiles::Kind::sentencepiece) {
+    return std::make_unique<SentencePieceBpeTokenizer>(path, files);
+  }
+  return std::make_unique<BpeTokenizer>(path, files);
+}
 
 struct TokenizerEntry {
   const char* name;
@@ -26,7 +37,7 @@ struct TokenizerEntry {
 const std::vector<TokenizerEntry>& known_tokenizers() {
   static const std::vector<TokenizerEntry> entries = {
       {"byte", nullptr, [](const std::string&) { return std::make_unique<ByteTokenizer>(); }},
-      {"bpe", "PATH", [](const std::string& path) { return std::make_unique<BpeTokenizer>(path); }},
+      {"bpe", "PATH", make_bpe_tokenizer},
   };
   return entries;
 }
@@ -41,7 +52,8 @@ std::string describe_known_tokenizers() {
     text += "'";
   }
   return text +
-         " (PATH: a Hugging Face tokenizer.json, a GPT-2 vocab.json with merges.txt beside "
+         " (PATH: a Hugging Face tokenizer.json of a GPT-2 or Llama 3 byte-level BPE or a "
+         "Llama 2 / Mistral SentencePiece BPE, a GPT-2 vocab.json with merges.txt beside "
          "it, or a directory holding either); a plain PATH, one with a '/' or ending in "
          ".json, means 'bpe:PATH'";
 }

@@ -21,8 +21,9 @@ int run_prepare(const Args& args, MpiRuntime& mpi) {
        "\"response\": ...} document per line (prompt tokens are left out of the loss)")
       ("output", po::value(&output)->default_value(""), "token file to write")
       ("tokenizer", po::value(&tokenizer)->default_value("byte"),
-       "byte, or the model's GPT-2-style byte-level BPE: bpe:PATH or a path to a "
-       "tokenizer.json, a vocab.json (with merges.txt beside it) or a directory of either");
+       "byte, or the model's BPE (GPT-2, Llama 2/3, Mistral): bpe:PATH or a path to a "
+       "tokenizer.json (tokenizer_config.json beside it is read too), a vocab.json (with "
+       "merges.txt beside it) or a directory of either");
   // clang-format on
   po::variables_map values;
   const std::string usage =

@@ -13,3 +13,11 @@ if(LLMFT_PYTHON)
             --out ${CMAKE_CURRENT_BINARY_DIR}/bpe_oracle)
   set_tests_properties(hf_oracle_bpe_tokenizer PROPERTIES TIMEOUT 300)
 endif()
+if(LLMFT_PYTHON)
+  add_test(NAME hf_oracle_llama_tokenizers
+    COMMAND ${LLMFT_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/hf_llama_tokenizer_oracle.py
+            --checker $<TARGET_FILE:bpe_oracle_check>
+            --data ${PROJECT_SOURCE_DIR}/examples/data
+            --out ${CMAKE_CURRENT_BINARY_DIR}/llama_tokenizer_oracle)
+  set_tests_properties(hf_oracle_llama_tokenizers PROPERTIES TIMEOUT 300)
+endif()

@@ -385,11 +385,21 @@ TEST_CASE("BPE refuses tokenizer.json files it cannot tokenize as Hugging Face d
             .find("normalizer NFC is not supported") != std::string::npos);
   const Json whitespace = Json::object({{"type", Json::string("Whitespace")}});
   CHECK(message_for(tokenizer_json_with(bpe, "pre_tokenizer", whitespace))
-            .find("pre_tokenizer is Whitespace, expected ByteLevel") != std::string::npos);
+            .find("pre_tokenizer Whitespace is not supported") != std::string::npos);
   CHECK(message_for(tokenizer_json_with(bpe, "model.type", Json::string("WordPiece")))
             .find("model.type is \"WordPiece\"") != std::string::npos);
-  CHECK(message_for(tokenizer_json_with(bpe, "model.ignore_merges", Json::boolean(true)))
-            .find("model.ignore_merges") != std::string::npos);
+  CHECK(message_for(tokenizer_json_with(bpe, "model.dropout", Json::number(0.1)))
+            .find("model.dropout is 0.1, which is not supported") != std::string::npos);
+  CHECK(message_for(tokenizer_json_with(bpe, "model.byte_fallback", Json::boolean(true)))
+            .find("model.byte_fallback") != std::string::npos);
+  CHECK(message_for(tokenizer_json_with(bpe, "model.type", Json::string("Unigram")))
+            .find("model.type is \"Unigram\"") != std::string::npos);
+  const Json wordpiece_decoder = Json::object({{"type", Json::string("WordPiece")}});
+  CHECK(message_for(tokenizer_json_with(bpe, "decoder", wordpiece_decoder))
+            .find("decoder WordPiece is not supported") != std::string::npos);
+  const Json bert_processing = Json::object({{"type", Json::string("BertProcessing")}});
+  CHECK(message_for(tokenizer_json_with(bpe, "post_processor", bert_processing))
+            .find("post_processor BertProcessing is not supported") != std::string::npos);
   CHECK(message_for(tokenizer_json_with(bpe, "model.merges", Json::array({Json::string("ab")})))
             .find("model.merges[0]") != std::string::npos);
   const Json unknown_merge = Json::array({Json::array({Json::string("a"), Json::string("q")})});

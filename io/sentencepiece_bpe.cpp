@@ -1,0 +1,217 @@
+#include "io/sentencepiece_bpe.h"
+
+#include <cstdio>
+
+#include "core/error.h"
+#include "io/json.h"
+#include "io/unicode_classes.h"
+
+namespace llmft::io {
+namespace {
+
+constexpr std::string_view kSpaceMark = "\u2581";
+constexpr std::string_view kReplacementCharacter = "\uFFFD";
+
+// "<0xNN>", the vocabulary string of a byte-fallback token, as `tokenizers` spells it.
+std::string byte_token_text(int byte) {
+  char text[8];
+  std::snprintf(text, sizeof text, "<0x%02X>", byte);
+  return text;
+}
+
+// The byte a "<0xNN>" string stands for (either case of hex digits), or -1.
+int byte_of_token_text(std::string_view text) {
+  if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>') return -1;
+  int byte = 0;
+  for (char c : text.substr(3, 2)) {
+    const int digit = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                             : -1;
+    if (digit < 0) return -1;
+    byte = byte * 16 + digit;
+  }
+  return byte;
+}
+
+bool is_utf8(std::string_view bytes) {
+  for (size_t pos = 0; pos < bytes.size();) {
+    const Utf8Char c = utf8_char_at(bytes, pos);
+    if (c.code_point == kNotUtf8) return false;
+    pos += c.length;
+  }
+  return true;
+}
+
+// `text` with every "▁" as `replacement`.
+void append_replacing_marks(std::string& out, std::string_view text, std::string_view replacement) {
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t mark = text.find(kSpaceMark, pos);
+    out.append(text.substr(pos, mark - pos));
+    if (mark == std::string_view::npos) return;
+    out.append(replacement);
+    pos = mark + kSpaceMark.size();
+  }
+}
+
+}  // namespace
+
+// Buffers of one encode() call, reused from piece to piece.
+struct SentencePieceBpeTokenizer::Workspace {
+  BpeMerges::Workspace merge;
+  std::string word;              // the piece with its space marks
+  std::vector<int32_t> symbols;  // the word's first symbols
+};
+
+SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const std::string& path, const BpeFiles& files)
+    : path_(path),
+      vocabulary_(files),
+      space_prefix_(files.space_prefix),
+      space_decoder_(files.space_decoder),
+      ignore_merges_(files.ignore_merges),
+      fuse_unk_(files.fuse_unk) {
+  LLMFT_REQUIRE(files.kind == BpeFiles::Kind::sentencepiece,
+                path << " is a byte-level tokenizer, not a SentencePiece-style one");
+  if (!files.unk_token.empty()) {
+    unk_token_ = vocabulary_.id_of(files.unk_token);
+    LLMFT_REQUIRE(unk_token_.has_value(), "tokenizer file " << path << ": model.unk_token "
+                                                            << Json::quote(files.unk_token)
+                                                            << " is not in model.vocab");
+  }
+  for (int byte = 0; byte < 256; ++byte) {
+    if (files.byte_fallback) byte_tokens_[byte] = vocabulary_.id_of(byte_token_text(byte));
+  }
+}
+
+std::vector<int32_t> SentencePieceBpeTokenizer::encode(std::string_view text) const {
+  std::vector<int32_t> tokens;
+  tokens.reserve(text.size() / 3);
+  Workspace workspace;
+  vocabulary_.added_tokens.split(
+      text,
+      [&](std::string_view piece, size_t offset) {
+        if (!piece.empty()) encode_piece(piece, offset == 0, workspace, tokens);
+      },
+      [&](int32_t id) { tokens.push_back(id); });
+  return tokens;
+}
+
+void SentencePieceBpeTokenizer::encode_piece(std::string_view piece, bool starts_text,
+                                             Workspace& workspace,
+                                             std::vector<int32_t>& tokens) const {
+  std::string& word = workspace.word;
+  word.clear();
+  for (char c : piece) {
+    if (c == ' ') {
+      word.append(kSpaceMark);
+    } else {
+      word += c;
+    }
+  }
+  const bool marked = word.compare(0, kSpaceMark.size(), kSpaceMark) == 0;
+  bool prepend = false;
+  switch (space_prefix_) {
+    case BpeFiles::SpacePrefix::always:
+      prepend = true;
+      break;
+    case BpeFiles::SpacePrefix::unless_marked:
+      prepend = !marked;
+      break;
+    case BpeFiles::SpacePrefix::first_unless_marked:
+      prepend = !marked && starts_text;
+      break;
+    case BpeFiles::SpacePrefix::never:
+      break;
+  }
+  if (prepend) word.insert(0, kSpaceMark);
+
+  if (ignore_merges_) {
+    if (const std::optional<int32_t> whole = vocabulary_.id_of(word)) {
+      tokens.push_back(*whole);
+      return;
+    }
+  }
+  std::vector<int32_t>& symbols = workspace.symbols;
+  symbols.clear();
+  // An unknown character's unk token waits here, to be fused with the next one's; as in
+  // `tokenizers`, it is written when a known character or the end of the word comes.
+  std::optional<int32_t> pending_unk;
+  for (size_t pos = 0; pos < word.size();) {
+    const size_t length = utf8_char_at(word, pos).length;
+    const std::string_view character(word.data() + pos, length);
+    pos += length;
+    if (const std::optional<int32_t> id = vocabulary_.id_of(std::string(character))) {
+      if (pending_unk.has_value()) symbols.push_back(*pending_unk);
+      pending_unk.reset();
+      symbols.push_back(*id);
+      continue;
+    }
+    bool all_bytes = !character.empty();
+    for (char byte : character)
+      all_bytes = all_bytes && byte_tokens_[static_cast<unsigned char>(byte)];
+    if (all_bytes) {
+      for (char byte : character)
+        symbols.push_back(*byte_tokens_[static_cast<unsigned char>(byte)]);
+      continue;
+    }
+    if (!unk_token_.has_value()) continue;
+    if (pending_unk.has_value() && !fuse_unk_) symbols.push_back(*pending_unk);
+    pending_unk = unk_token_;
+  }
+  if (pending_unk.has_value()) symbols.push_back(*pending_unk);
+  vocabulary_.merges.merge_word(symbols, workspace.merge, tokens);
+}
+
+std::string SentencePieceBpeTokenizer::decode(const std::vector<int32_t>& tokens) const {
+  std::vector<std::string_view> strings;
+  strings.reserve(tokens.size());
+  for (int32_t token : tokens) {
+    LLMFT_REQUIRE(vocabulary_.has_token(token), "tokenizer " << path_ << " cannot decode token "
+                                                             << token
+                                                             << ": it is not in the vocabulary");
+    strings.push_back(token == eot_token() ? std::string_view("\n")
+                                           : std::string_view(*vocabulary_.texts[token]));
+  }
+  return space_decoder_ == BpeFiles::SpaceDecoder::fuse_and_strip ? decode_fused(strings)
+                                                                  : decode_metaspace(strings);
+}
+
+// Replace("▁" -> " "), ByteFallback, Fuse, Strip(" ", 1, 0).
+std::string SentencePieceBpeTokenizer::decode_fused(
+    const std::vector<std::string_view>& strings) const {
+  std::string text, bytes;
+  const auto flush_bytes = [&] {
+    if (is_utf8(bytes)) {
+      text += bytes;
+    } else {
+      for (size_t i = 0; i < bytes.size(); ++i) text += kReplacementCharacter;
+    }
+    bytes.clear();
+  };
+  for (std::string_view string : strings) {
+    const int byte = byte_of_token_text(string);
+    if (byte >= 0) {
+      bytes += static_cast<char>(byte);
+      continue;
+    }
+    flush_bytes();
+    append_replacing_marks(text, string, " ");
+  }
+  flush_bytes();
+  if (!text.empty() && text[0] == ' ') text.erase(0, 1);
+  return text;
+}
+
+// Metaspace: "▁" -> " ", except in the first token, where it is dropped (unless
+// prepend_scheme is "never").
+std::string SentencePieceBpeTokenizer::decode_metaspace(
+    const std::vector<std::string_view>& strings) const {
+  std::string text;
+  for (size_t i = 0; i < strings.size(); ++i) {
+    const bool drop = i == 0 && space_decoder_ == BpeFiles::SpaceDecoder::metaspace;
+    append_replacing_marks(text, strings[i], drop ? "" : " ");
+  }
+  return text;
+}
+
+}  // namespace llmft::io
