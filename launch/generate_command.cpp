@@ -10,6 +10,7 @@
 #include "core/model_factory.h"
 #include "io/hf_checkpoint.h"
 #include "io/hf_config.h"
+#include "io/streaming_decoder.h"
 #include "io/tokenizer.h"
 #include "launch/command_line.h"
 #include "launch/commands.h"
@@ -34,7 +35,8 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
       ("top-k", po::value(&top_k)->default_value(40), "sample among the k likeliest (0 = all)")
       ("seed", po::value(&seed)->default_value(1), "sampling seed")
       ("tokenizer", po::value(&tokenizer_spec)->default_value("byte"),
-       "byte, or bpe:PATH / a path to the model's tokenizer.json or vocab.json")
+       "byte, or bpe:PATH / a path to the model's tokenizer.json (GPT-2, Llama 2/3, Mistral) "
+       "or vocab.json")
       ("device", po::value(&device)->default_value("cpu"), "cpu")
       ("threads", po::value(&threads)->default_value(0), "CPU threads (0 = all cores)");
   // clang-format on
@@ -66,8 +68,9 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
       (std::filesystem::path(checkpoint) / "model.safetensors").string(), model->units());
   for (size_t u = 0; u < weights.size(); ++u) engine.write_params(static_cast<int>(u), weights[u]);
 
-  std::vector<int32_t> tokens = tokenizer->encode(prompt);
+  std::vector<int32_t> tokens = tokenizer->encode_with_special_tokens(prompt);
   if (tokens.empty()) tokens.push_back(tokenizer->eot_token());
+  io::StreamingDecoder decoder(*tokenizer, tokens);
   const int prompt_tokens = static_cast<int>(tokens.size());
   LLMFT_REQUIRE(prompt_tokens < config.max_seq_len,
                 "--prompt is " << prompt_tokens << " tokens but the model's context is "
@@ -83,14 +86,14 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   while (static_cast<int>(tokens.size()) < max_len) {
     const std::vector<float> last(logits.end() - config.vocab_size, logits.end());
     tokens.push_back(sample_token(last, temperature, top_k, rng));
-    std::printf("%s", tokenizer->decode({tokens.back()}).c_str());
+    std::printf("%s", decoder.push(tokens.back()).c_str());
     std::fflush(stdout);
     if (static_cast<int>(tokens.size()) == max_len) break;
     const int position = static_cast<int>(tokens.size()) - 1;
     logits = engine.logits(MicroBatch{1, 1, &tokens.back(), nullptr, position});
   }
   model->end_decoding();
-  std::printf("\n");
+  std::printf("%s\n", decoder.finish().c_str());
   if (max_len < static_cast<int64_t>(prompt_tokens) + max_new_tokens) {
     std::fprintf(stderr, "generate: stopped at the model's context of %d tokens\n", max_len);
   }
