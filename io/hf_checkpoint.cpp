@@ -1,19 +1,49 @@
 #include "io/hf_checkpoint.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <regex>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/hf_config.h"
-#include "io/safetensors.h"
+#include "io/json.h"
 
 namespace llmft::io {
 
 namespace {
 
-Shape hf_shape(const ParamInfo& p) {
-  return p.hf_transposed ? Shape{p.shape[1], p.shape[0]} : p.shape;
+namespace fs = std::filesystem;
+
+constexpr char kSingleName[] = "model.safetensors";
+constexpr char kIndexName[] = "model.safetensors.index.json";
+
+std::string shard_name(int shard, int shards) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "model-%05d-of-%05d.safetensors", shard + 1, shards);
+  return name;
+}
+
+// Weight files an earlier save may have left in `dir` that this one did not write.
+void remove_stale_weights(const std::string& dir, const std::vector<std::string>& written) {
+  static const std::regex shard_pattern(R"(model-\d{5}-of-\d{5}\.safetensors)");
+  std::vector<fs::path> stale;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const bool weights =
+        name == kSingleName || name == kIndexName || std::regex_match(name, shard_pattern);
+    if (weights && std::find(written.begin(), written.end(), name) == written.end()) {
+      stale.push_back(entry.path());
+    }
+  }
+  for (const fs::path& path : stale) {
+    std::error_code ec;
+    fs::remove(path, ec);
+    LLMFT_REQUIRE(!ec, "cannot remove " << path.string() << ", left by an earlier save: "
+                                        << ec.message() << "; remove it by hand");
+  }
 }
 
 // Copies (rows, cols) row-major `src` into (cols, rows) `dst`.
@@ -25,73 +55,116 @@ void transpose(const float* src, float* dst, int64_t rows, int64_t cols) {
 
 }  // namespace
 
+SafeTensor hf_tensor(const ParamInfo& p, const float* unit_values) {
+  SafeTensor t;
+  t.name = p.name;
+  t.dtype = "F32";
+  const Shape shape = p.hf_transposed ? Shape{p.shape[1], p.shape[0]} : p.shape;
+  t.shape.assign(shape.begin(), shape.end());
+  t.bytes.resize(static_cast<size_t>(p.numel()) * sizeof(float));
+  const float* src = unit_values + p.offset;
+  if (p.hf_transposed) {
+    transpose(src, reinterpret_cast<float*>(t.bytes.data()), p.shape[0], p.shape[1]);
+  } else {
+    std::memcpy(t.bytes.data(), src, t.bytes.size());
+  }
+  return t;
+}
+
 void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>& units,
                           const UnitValues& values) {
   std::vector<SafeTensor> tensors;
   for (size_t u = 0; u < units.size(); ++u) {
-    for (const ParamInfo& p : units[u].params) {
-      SafeTensor t;
-      t.name = p.name;
-      t.dtype = "F32";
-      const Shape shape = hf_shape(p);
-      t.shape.assign(shape.begin(), shape.end());
-      t.bytes.resize(static_cast<size_t>(p.numel()) * sizeof(float));
-      const float* src = values[u].data() + p.offset;
-      if (p.hf_transposed) {
-        transpose(src, reinterpret_cast<float*>(t.bytes.data()), p.shape[0], p.shape[1]);
-      } else {
-        std::memcpy(t.bytes.data(), src, t.bytes.size());
-      }
-      tensors.push_back(std::move(t));
-    }
+    for (const ParamInfo& p : units[u].params) tensors.push_back(hf_tensor(p, values[u].data()));
   }
   write_safetensors(path, tensors, {{"format", "pt"}});
 }
 
 void ensure_directory(const std::string& dir, const std::string& option) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  LLMFT_REQUIRE(!ec && std::filesystem::is_directory(dir),
-                option << " " << dir << ": cannot create the directory ("
-                       << (ec ? ec.message() : "a file is in the way")
-                       << "); choose a writable path");
+  fs::create_directories(dir, ec);
+  LLMFT_REQUIRE(!ec && fs::is_directory(dir), option << " " << dir
+                                                     << ": cannot create the directory ("
+                                                     << (ec ? ec.message() : "a file is in the way")
+                                                     << "); choose a writable path");
+}
+
+HfModelWriter::HfModelWriter(std::string dir, ModelConfig config, std::vector<UnitLayout> units,
+                             uint64_t max_shard_bytes)
+    : dir_(std::move(dir)), config_(std::move(config)), units_(std::move(units)) {
+  LLMFT_REQUIRE(max_shard_bytes > 0, "--save-max-shard-size must be positive");
+  ensure_directory(dir_, "model directory");
+  int shards = 0;
+  uint64_t shard_bytes = 0;
+  for (const UnitLayout& unit : units_) {
+    for (const ParamInfo& p : unit.params) {
+      const uint64_t bytes = static_cast<uint64_t>(p.numel()) * sizeof(float);
+      if (shards == 0 || (shard_bytes > 0 && shard_bytes + bytes > max_shard_bytes)) {
+        ++shards;
+        shard_bytes = 0;
+      }
+      shard_bytes += bytes;
+      total_bytes_ += bytes;
+      shard_of_tensor_.push_back(shards - 1);
+    }
+  }
+  for (int s = 0; s < shards; ++s) {
+    shard_names_.push_back(shards == 1 ? kSingleName : shard_name(s, shards));
+  }
+}
+
+void HfModelWriter::add_unit(const std::vector<float>& values) {
+  LLMFT_REQUIRE(next_unit_ < units_.size(), "internal: more units than the model has");
+  const UnitLayout& unit = units_[next_unit_++];
+  for (const ParamInfo& p : unit.params) {
+    pending_.push_back(hf_tensor(p, values.data()));
+    const int shard = shard_of_tensor_[next_tensor_++];
+    const bool shard_full =
+        next_tensor_ == shard_of_tensor_.size() || shard_of_tensor_[next_tensor_] != shard;
+    if (shard_full) {
+      write_safetensors((fs::path(dir_) / shard_names_[shard]).string(), pending_,
+                        {{"format", "pt"}});
+      pending_.clear();
+    }
+  }
+}
+
+void HfModelWriter::finish() {
+  LLMFT_REQUIRE(next_unit_ == units_.size(), "internal: the model directory misses units");
+  std::vector<std::string> written = shard_names_;
+  if (shard_names_.size() > 1) {
+    Json::Object weight_map;
+    size_t tensor = 0;
+    for (const UnitLayout& unit : units_) {
+      for (const ParamInfo& p : unit.params) {
+        weight_map.emplace_back(p.name, Json::string(shard_names_[shard_of_tensor_[tensor++]]));
+      }
+    }
+    std::sort(weight_map.begin(), weight_map.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    const Json index = Json::object(
+        {{"metadata",
+          Json::object({{"total_size", Json::number(static_cast<double>(total_bytes_))}})},
+         {"weight_map", Json::object(std::move(weight_map))}});
+    write_file_atomically((fs::path(dir_) / kIndexName).string(), index.dump() + "\n");
+    written.push_back(kIndexName);
+  }
+  remove_stale_weights(dir_, written);
+  write_file_atomically((fs::path(dir_) / "config.json").string(),
+                        hf_config_json(config_).dump() + "\n");
+}
+
+std::string HfModelWriter::describe() const {
+  if (shard_names_.size() == 1) return std::string("config.json, ") + kSingleName;
+  return "config.json, " + std::to_string(shard_names_.size()) + " shards + " + kIndexName;
 }
 
 void write_hf_model_dir(const std::string& dir, const ModelConfig& config,
-                        const std::vector<UnitLayout>& units, const UnitValues& values) {
-  namespace fs = std::filesystem;
-  ensure_directory(dir, "model directory");
-  // Weights first: a failure never leaves a new config beside old or missing weights.
-  write_hf_safetensors((fs::path(dir) / "model.safetensors").string(), units, values);
-  write_file_atomically((fs::path(dir) / "config.json").string(),
-                        hf_config_json(config).dump() + "\n");
-}
-
-UnitValues read_hf_safetensors(const std::string& path, const std::vector<UnitLayout>& units) {
-  SafetensorsFile file(path);
-  UnitValues values(units.size());
-  for (size_t u = 0; u < units.size(); ++u) {
-    values[u].resize(static_cast<size_t>(units[u].numel));
-    for (const ParamInfo& p : units[u].params) {
-      const SafeTensor& t = file.at(p.name);
-      const Shape expected = hf_shape(p);
-      LLMFT_REQUIRE(t.dtype == "F32", path << ": tensor " << p.name << " is " << t.dtype
-                                           << "; this build reads F32 weights");
-      LLMFT_REQUIRE(Shape(t.shape.begin(), t.shape.end()) == expected,
-                    path << ": tensor " << p.name << " has shape "
-                         << shape_string(Shape(t.shape.begin(), t.shape.end()))
-                         << " but the model needs " << shape_string(expected)
-                         << "; check that --model matches the checkpoint");
-      const float* src = reinterpret_cast<const float*>(t.bytes.data());
-      float* dst = values[u].data() + p.offset;
-      if (p.hf_transposed) {
-        transpose(src, dst, p.shape[1], p.shape[0]);
-      } else {
-        std::memcpy(dst, src, t.bytes.size());
-      }
-    }
-  }
-  return values;
+                        const std::vector<UnitLayout>& units, const UnitValues& values,
+                        uint64_t max_shard_bytes) {
+  HfModelWriter writer(dir, config, units, max_shard_bytes);
+  for (const std::vector<float>& unit : values) writer.add_unit(unit);
+  writer.finish();
 }
 
 }  // namespace llmft::io

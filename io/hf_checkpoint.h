@@ -1,29 +1,67 @@
-// Hugging Face model directories: config.json + model.safetensors with Hugging Face
-// tensor names and layouts (GPT-2's Conv1D weights transposed to (in, out)), so that
-// transformers loads what llmft writes and llmft fine-tunes what transformers wrote.
-// Tensors move as host f32 arrays, one flat vector per unit.
+// Hugging Face model directories, written: config.json + the weights as safetensors with
+// Hugging Face tensor names and layouts (GPT-2's Conv1D weights transposed to (in, out)),
+// so that transformers' from_pretrained loads what llmft writes. A model larger than the
+// shard size is written as model-0000K-of-0000N.safetensors shards plus
+// model.safetensors.index.json, as transformers' save_pretrained does. (Reading is
+// io/hf_weight_loader.h.) Tensors move as host f32 arrays, one flat vector per unit.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/model_config.h"
 #include "core/unit_layout.h"
+#include "io/safetensors.h"
 
 namespace llmft::io {
 
 using UnitValues = std::vector<std::vector<float>>;  // per unit, flat, llmft layout
 
-// Converts units to Hugging Face named tensors and writes them (atomically).
+// transformers' default max_shard_size for save_pretrained ("50GB").
+inline constexpr uint64_t kDefaultMaxShardBytes = 50'000'000'000ull;
+
+// One parameter of a unit's values as a Hugging Face F32 tensor.
+SafeTensor hf_tensor(const ParamInfo& p, const float* unit_values);
+// Converts units to Hugging Face named tensors and writes them to one file (atomically).
 void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>& units,
                           const UnitValues& values);
 // Creates `dir` (and its parents) if needed; an Error naming `option` when it cannot.
 void ensure_directory(const std::string& dir, const std::string& option);
-// Writes DIR/model.safetensors, then DIR/config.json (creating DIR), each atomically.
+
+// Writes a model directory unit by unit, holding at most one shard's tensors in memory:
+// shards as they fill (each atomically), then in finish() the index (when there are
+// several), the removal of weight files of an earlier save in `dir` that are not part of
+// this one, and config.json last, so a failure never leaves a new config beside old or
+// missing weights. Shards fill in parameter order; a shard closes before the tensor that
+// would take it past `max_shard_bytes` (a larger tensor gets a shard of its own).
+class HfModelWriter {
+ public:
+  HfModelWriter(std::string dir, ModelConfig config, std::vector<UnitLayout> units,
+                uint64_t max_shard_bytes = kDefaultMaxShardBytes);
+  // The next unit's values, in the order of `units`.
+  void add_unit(const std::vector<float>& values);
+  void finish();
+
+  int shard_count() const { return static_cast<int>(shard_names_.size()); }
+  // What was written, for messages: "config.json, model.safetensors" or
+  // "config.json, 3 shards + model.safetensors.index.json".
+  std::string describe() const;
+
+ private:
+  std::string dir_;
+  ModelConfig config_;
+  std::vector<UnitLayout> units_;
+  std::vector<int> shard_of_tensor_;  // by tensor, in unit and parameter order
+  std::vector<std::string> shard_names_;
+  std::vector<SafeTensor> pending_;  // the current shard's tensors so far
+  size_t next_unit_ = 0, next_tensor_ = 0;
+  uint64_t total_bytes_ = 0;
+};
+
+// The whole model at once: HfModelWriter over `values`.
 void write_hf_model_dir(const std::string& dir, const ModelConfig& config,
-                        const std::vector<UnitLayout>& units, const UnitValues& values);
-// Reads a safetensors file into units; every parameter must be present with its
-// Hugging Face shape. Errors name the file and the tensor.
-UnitValues read_hf_safetensors(const std::string& path, const std::vector<UnitLayout>& units);
+                        const std::vector<UnitLayout>& units, const UnitValues& values,
+                        uint64_t max_shard_bytes = kDefaultMaxShardBytes);
 
 }  // namespace llmft::io

@@ -75,21 +75,14 @@ struct FileCloser {
 };
 using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 
-// A tensor entry of the header with its offsets into the data buffer.
-struct HeaderEntry {
-  SafeTensor tensor;
-  uint64_t begin = 0;
-  uint64_t end = 0;
-};
-
-HeaderEntry parse_tensor_entry(const std::string& name, const Json& entry, uint64_t buffer_size) {
-  HeaderEntry result;
-  result.tensor.name = name;
-  result.tensor.dtype = entry.at("dtype").as_string();
-  size_t dtype_size = safetensors_dtype_size(result.tensor.dtype);
-  for (const Json& dim : entry.at("shape").as_array()) {
-    result.tensor.shape.push_back(dim.as_int());
-  }
+// A tensor entry of the header; offsets are into the data buffer until the header is read.
+SafetensorsEntry parse_tensor_entry(const std::string& name, const Json& entry,
+                                    uint64_t buffer_size) {
+  SafetensorsEntry result;
+  result.name = name;
+  result.dtype = entry.at("dtype").as_string();
+  size_t dtype_size = safetensors_dtype_size(result.dtype);
+  for (const Json& dim : entry.at("shape").as_array()) result.shape.push_back(dim.as_int());
   const Json::Array& offsets = entry.at("data_offsets").as_array();
   LLMFT_REQUIRE(offsets.size() == 2,
                 "data_offsets must be [begin, end], got " << entry.at("data_offsets").dump());
@@ -99,14 +92,14 @@ HeaderEntry parse_tensor_entry(const std::string& name, const Json& entry, uint6
                 "data_offsets [" << begin << ", " << end << "] lie outside the " << buffer_size
                                  << "-byte data buffer; the file is truncated or corrupt");
   uint64_t expected = 0;
-  LLMFT_REQUIRE(tensor_byte_count(result.tensor.shape, dtype_size, &expected),
-                "shape " << shape_text(result.tensor.shape) << " is invalid");
+  LLMFT_REQUIRE(tensor_byte_count(result.shape, dtype_size, &expected),
+                "shape " << shape_text(result.shape) << " is invalid");
   LLMFT_REQUIRE(static_cast<uint64_t>(end - begin) == expected,
                 "data_offsets [" << begin << ", " << end << "] span " << end - begin
-                                 << " bytes, but dtype " << result.tensor.dtype << " and shape "
-                                 << shape_text(result.tensor.shape) << " need " << expected);
-  result.begin = begin;
-  result.end = end;
+                                 << " bytes, but dtype " << result.dtype << " and shape "
+                                 << shape_text(result.shape) << " need " << expected);
+  result.file_offset = begin;
+  result.bytes = expected;
   return result;
 }
 
@@ -197,7 +190,7 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
   file.commit();
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+SafetensorsHeader::SafetensorsHeader(const std::string& path) : path_(path) {
   FilePtr file(std::fopen(path.c_str(), "rb"));
   LLMFT_REQUIRE(file != nullptr, "cannot open safetensors file "
                                      << path << ": " << std::strerror(errno) << "; check the path");
@@ -220,7 +213,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   LLMFT_REQUIRE(
       std::fread(header_text.data(), 1, header_size, file.get()) == header_size,
       "cannot read the header of safetensors file " << path << ": " << std::strerror(errno));
-  const uint64_t buffer_size = file_size - 8 - header_size;
+  header_bytes_ = 8 + header_size;
+  const uint64_t buffer_size = file_size - header_bytes_;
 
   Json header;
   try {
@@ -233,7 +227,6 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
                                                         << ": header must be a JSON object, got "
                                                         << Json::kind_name(header.kind()));
 
-  std::vector<HeaderEntry> entries;
   for (const auto& [name, value] : header.as_object()) {
     try {
       if (name == kMetadataKey) {
@@ -241,7 +234,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
           metadata_.emplace_back(key, text.as_string());
         }
       } else {
-        entries.push_back(parse_tensor_entry(name, value, buffer_size));
+        entries_.push_back(parse_tensor_entry(name, value, buffer_size));
       }
     } catch (const Error& e) {
       LLMFT_FAIL("safetensors file " << path << ": entry " << Json::quote(name) << ": "
@@ -250,36 +243,60 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   }
 
   // The reference implementation requires the tensors to tile the buffer exactly.
-  std::vector<size_t> by_offset(entries.size());
+  std::vector<size_t> by_offset(entries_.size());
   std::iota(by_offset.begin(), by_offset.end(), 0);
   std::sort(by_offset.begin(), by_offset.end(),
-            [&](size_t a, size_t b) { return entries[a].begin < entries[b].begin; });
+            [&](size_t a, size_t b) { return entries_[a].file_offset < entries_[b].file_offset; });
   uint64_t next = 0;
   for (size_t index : by_offset) {
-    const HeaderEntry& entry = entries[index];
-    LLMFT_REQUIRE(entry.begin == next, "safetensors file "
-                                           << path << ": tensor " << Json::quote(entry.tensor.name)
-                                           << " starts at byte " << entry.begin
-                                           << " of the data buffer, expected " << next
-                                           << " (tensors overlap or leave a gap); the file is "
-                                              "corrupt");
-    next = entry.end;
+    const SafetensorsEntry& entry = entries_[index];
+    LLMFT_REQUIRE(entry.file_offset == next,
+                  "safetensors file " << path << ": tensor " << Json::quote(entry.name)
+                                      << " starts at byte " << entry.file_offset
+                                      << " of the data buffer, expected " << next
+                                      << " (tensors overlap or leave a gap); the file is corrupt");
+    next = entry.file_offset + entry.bytes;
   }
   LLMFT_REQUIRE(next == buffer_size, "safetensors file " << path << ": tensors cover " << next
                                                          << " bytes but the data buffer has "
                                                          << buffer_size
                                                          << " (trailing bytes); the file is "
                                                             "corrupt");
+  for (SafetensorsEntry& entry : entries_) entry.file_offset += header_bytes_;
+}
 
-  for (size_t index : by_offset) {
-    SafeTensor& tensor = entries[index].tensor;
-    tensor.bytes.resize(entries[index].end - entries[index].begin);
+const SafetensorsEntry* SafetensorsHeader::find(std::string_view name) const {
+  for (const SafetensorsEntry& entry : entries_) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+  const SafetensorsHeader header(path);
+  metadata_ = header.metadata();
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  LLMFT_REQUIRE(file != nullptr, "cannot open safetensors file "
+                                     << path << ": " << std::strerror(errno) << "; check the path");
+  std::vector<const SafetensorsEntry*> by_offset;
+  for (const SafetensorsEntry& entry : header.entries()) by_offset.push_back(&entry);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](auto* a, auto* b) { return a->file_offset < b->file_offset; });
+  LLMFT_REQUIRE(std::fseek(file.get(), static_cast<long>(header.header_bytes()), SEEK_SET) == 0,
+                "cannot seek in safetensors file " << path << ": " << std::strerror(errno));
+  std::vector<SafeTensor> read(header.entries().size());
+  for (const SafetensorsEntry* entry : by_offset) {
+    SafeTensor& tensor = read[entry - header.entries().data()];
+    tensor.name = entry->name;
+    tensor.dtype = entry->dtype;
+    tensor.shape = entry->shape;
+    tensor.bytes.resize(entry->bytes);
     LLMFT_REQUIRE(
         std::fread(tensor.bytes.data(), 1, tensor.bytes.size(), file.get()) == tensor.bytes.size(),
         "cannot read tensor " << Json::quote(tensor.name) << " from safetensors file " << path
                               << ": " << std::strerror(errno));
   }
-  for (HeaderEntry& entry : entries) tensors_.push_back(std::move(entry.tensor));
+  tensors_ = std::move(read);
 }
 
 const SafeTensor* SafetensorsFile::find(std::string_view name) const {

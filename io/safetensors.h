@@ -37,6 +37,39 @@ size_t safetensors_dtype_size(std::string_view dtype);
 void write_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors,
                        const std::vector<std::pair<std::string, std::string>>& metadata = {});
 
+// The header of a safetensors file, read and validated without its tensors' bytes: each
+// tensor's dtype, shape and where its bytes lie in the file. Errors name the file and the
+// tensor.
+struct SafetensorsEntry {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  uint64_t file_offset = 0;  // of the first byte, from the start of the file
+  uint64_t bytes = 0;
+};
+
+class SafetensorsHeader {
+ public:
+  // Reads the header length and the JSON header of `path`; checks dtypes, shapes, and that
+  // the tensors tile the data buffer exactly.
+  explicit SafetensorsHeader(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  // In header order.
+  const std::vector<SafetensorsEntry>& entries() const { return entries_; }
+  // nullptr if there is no tensor named `name`.
+  const SafetensorsEntry* find(std::string_view name) const;
+  const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
+  // Bytes of the length prefix and the JSON header.
+  uint64_t header_bytes() const { return header_bytes_; }
+
+ private:
+  std::string path_;
+  std::vector<SafetensorsEntry> entries_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
+  uint64_t header_bytes_ = 0;
+};
+
 // A safetensors file read whole into memory. The constructor validates the header
 // length, the JSON header, dtype names, shapes and offsets; errors name the file and
 // the tensor.

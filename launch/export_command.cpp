@@ -1,6 +1,7 @@
 // `llmft export`: a training-state checkpoint's weights as a Hugging Face model directory
-// (config.json + model.safetensors), as --save-dir writes at the end of training: the f32
-// master weights when the checkpoint has them, else its stored weights.
+// (config.json + model.safetensors, or shards and their index), as --save-dir writes at the
+// end of training: the f32 master weights when the checkpoint has them, else its stored
+// weights.
 #include <mpi.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include "checkpoint/checkpoint_info.h"
 #include "checkpoint/checkpointer.h"
 #include "checkpoint/engine_state.h"
+#include "core/byte_size.h"
 #include "core/error.h"
 #include "core/model_factory.h"
 #include "io/hdf5_file.h"
@@ -20,14 +22,17 @@
 namespace llmft {
 
 int run_export(const Args& args, MpiRuntime& mpi) {
-  std::string checkpoint, save_dir;
+  std::string checkpoint, save_dir, max_shard_size;
   po::options_description options("Export");
   // clang-format off
   options.add_options()
       ("checkpoint", po::value(&checkpoint)->default_value(""),
        "a checkpoint file (step_N.h5), or a --checkpoint-dir for its newest")
       ("save-dir", po::value(&save_dir)->default_value(""),
-       "write the model here (Hugging Face config.json + model.safetensors)");
+       "write the model here (Hugging Face config.json + model.safetensors, or shards + "
+       "model.safetensors.index.json when larger than --save-max-shard-size)")
+      ("save-max-shard-size", po::value(&max_shard_size)->default_value("50GB"),
+       "largest weights file to write (as transformers' max_shard_size)");
   // clang-format on
   po::variables_map values;
   const std::string usage = "usage: llmft export --checkpoint PATH --save-dir DIR";
@@ -36,6 +41,8 @@ int run_export(const Args& args, MpiRuntime& mpi) {
                 "--checkpoint is required: a step_N.h5 file or the "
                 "--checkpoint-dir of a run");
   LLMFT_REQUIRE(!save_dir.empty(), "--save-dir is required: where to write the model");
+  const uint64_t max_shard_bytes = parse_byte_size(max_shard_size, "--save-max-shard-size");
+  LLMFT_REQUIRE(max_shard_bytes > 0, "--save-max-shard-size must be positive");
   const std::string path = resolve_resume_path(checkpoint, "", mpi.rank() == 0);
   if (mpi.rank() != 0) return 0;
 
@@ -45,19 +52,20 @@ int run_export(const Args& args, MpiRuntime& mpi) {
       io::parse_hf_config(io::Json::parse(info.model_config), path + " (model_config)");
   config.name = path;
   const std::vector<UnitLayout> units = unit_layouts(config);
-  io::UnitValues weights;
+  io::HfModelWriter writer(save_dir, config, units, max_shard_bytes);
   for (const UnitLayout& unit : units) {
-    std::vector<float>& values = weights.emplace_back();
+    std::vector<float> values;
     for (int i = 0; i < static_cast<int>(unit.params.size()); ++i) {
       const ParamInfo& p = unit.params[i];
       const std::vector<float> read = read_param_f32(file, p, {{i, 0, 0, p.numel()}});
       values.insert(values.end(), read.begin(), read.end());
     }
+    writer.add_unit(values);
   }
   file.close();
-  io::write_hf_model_dir(save_dir, config, units, weights);
-  std::printf("exported %s (step %lld) to %s (config.json, model.safetensors)\n", path.c_str(),
-              static_cast<long long>(info.step), save_dir.c_str());
+  writer.finish();
+  std::printf("exported %s (step %lld) to %s (%s)\n", path.c_str(),
+              static_cast<long long>(info.step), save_dir.c_str(), writer.describe().c_str());
   return 0;
 }
 

@@ -8,8 +8,8 @@
 #include "core/backend_registry.h"
 #include "core/error.h"
 #include "core/model_factory.h"
-#include "io/hf_checkpoint.h"
 #include "io/hf_config.h"
+#include "io/hf_weight_loader.h"
 #include "io/streaming_decoder.h"
 #include "io/tokenizer.h"
 #include "launch/command_line.h"
@@ -64,9 +64,11 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   EngineOptions engine_options;
   engine_options.trainable = false;
   Engine engine(*model, *backend, allocator, engine_options);
-  io::UnitValues weights = io::read_hf_safetensors(
-      (std::filesystem::path(checkpoint) / "model.safetensors").string(), model->units());
-  for (size_t u = 0; u < weights.size(); ++u) engine.write_params(static_cast<int>(u), weights[u]);
+  io::HfWeightLoader weights(checkpoint);
+  for (size_t u = 0; u < model->units().size(); ++u) {
+    engine.write_params(static_cast<int>(u),
+                        weights.read_unit(model->units()[u], model->units()[u], TpSlice{}));
+  }
 
   std::vector<int32_t> tokens = tokenizer->encode_with_special_tokens(prompt);
   if (tokens.empty()) tokens.push_back(tokenizer->eot_token());

@@ -1,7 +1,6 @@
 // `llmft [train]`: fine-tune a model on a token file and report every step.
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -18,6 +17,7 @@
 #include "io/token_file.h"
 #include "launch/auto_plan.h"
 #include "launch/commands.h"
+#include "launch/initial_weights.h"
 #include "launch/train_checkpoints.h"
 #include "launch/train_options.h"
 #include "launch/train_report.h"
@@ -52,11 +52,6 @@ void check_vocab(const io::TokenFile& file, const ModelConfig& config, const std
                        << file.vocab_size() << " but --model " << config.name << " has "
                        << config.vocab_size
                        << "; prepare the data with the model's tokenizer or pick a matching model");
-}
-
-std::string weights_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  return fs::is_directory(path) ? (fs::path(path) / "model.safetensors").string() : path;
 }
 
 EngineOptions engine_options_from(const TrainOptions& o) {
@@ -179,11 +174,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   // Checkpoints hold the whole model; each rank keeps its tensor-parallel slice.
   const std::vector<UnitLayout> whole_units = unit_layouts(config);
   if (!o.init_from.empty()) {
-    io::UnitValues weights = io::read_hf_safetensors(weights_file(o.init_from), whole_units);
-    for (size_t u = 0; u < weights.size(); ++u) {
-      engine.write_params(static_cast<int>(u),
-                          slice_unit(whole_units[u], model->units()[u], tp_slice, weights[u]));
-    }
+    load_initial_weights(o.init_from, engine, whole_units, model->units(), tp_slice, world.get(),
+                         *backend);
   }
 
   // A wrong --resume, an unwritable --checkpoint-dir or --save-dir should fail now, not
@@ -255,19 +247,23 @@ int run_train(const Args& args, MpiRuntime& mpi) {
 
   if (!o.save_dir.empty()) {
     // Every rank takes part (with ZeRO-3 reading the weights gathers them, with tensor
-    // parallelism the slices are gathered); rank 0 keeps and writes them.
-    io::UnitValues weights;
+    // parallelism the slices are gathered); rank 0 writes them, a shard at a time.
+    std::optional<io::HfModelWriter> writer;
+    if (lead) {
+      writer.emplace(o.save_dir, config, whole_units,
+                     parse_byte_size(o.save_max_shard_size, "--save-max-shard-size"));
+    }
     for (size_t u = 0; u < model->units().size(); ++u) {
       std::vector<float> values = engine.read_params(static_cast<int>(u));
       if (tensor_parallel) {
         values = gather_tp_unit(*tensor_parallel, *backend, allocator, whole_units[u],
                                 model->units()[u], values);
       }
-      if (lead) weights.push_back(std::move(values));
+      if (writer) writer->add_unit(values);
     }
-    if (lead) {
-      io::write_hf_model_dir(o.save_dir, config, whole_units, weights);
-      std::printf("saved the model to %s (config.json, model.safetensors)\n", o.save_dir.c_str());
+    if (writer) {
+      writer->finish();
+      std::printf("saved the model to %s (%s)\n", o.save_dir.c_str(), writer->describe().c_str());
     }
   }
   return 0;

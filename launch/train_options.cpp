@@ -1,6 +1,7 @@
 #include "launch/train_options.h"
 
 #include "comm/communicator_registry.h"
+#include "core/byte_size.h"
 #include "core/error.h"
 #include "optim/optimizer.h"
 
@@ -15,7 +16,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "llama-13b, llama-30b, llama-65b, llama2-7b, llama2-13b, llama2-70b, tinyllama-1.1b) "
        "or a Hugging Face config.json / model directory")
       ("init-from", po::value(&o.init_from)->default_value(""),
-       "start from these weights: a model.safetensors or a directory holding one")
+       "start from these weights: a Hugging Face model directory, its "
+       "model.safetensors.index.json (sharded weights) or one .safetensors file; F32, BF16 "
+       "or F16; each rank reads only its own slices")
       ("dtype", po::value(&o.dtype)->default_value("fp32"),
        "stored dtype of weights and gradients: fp32, bf16 or fp16 (compute is fp32; bf16 and "
        "fp16 keep an fp32 master copy for the optimizer)")
@@ -97,7 +100,11 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "validation windows per evaluation")
       ("metrics", po::value(&o.metrics)->default_value(""), "append one JSON object per step here")
       ("save-dir", po::value(&o.save_dir)->default_value(""),
-       "write the trained model here (Hugging Face config.json + model.safetensors)");
+       "write the trained model here (Hugging Face config.json + model.safetensors, or "
+       "shards + model.safetensors.index.json when larger than --save-max-shard-size)")
+      ("save-max-shard-size", po::value(&o.save_max_shard_size)->default_value("50GB"),
+       "largest weights file --save-dir writes (as transformers' max_shard_size: 50GB, 5GB, "
+       "500MB, ...)");
   po::options_description checkpoints("Checkpoints (training state in HDF5; README \"Checkpoints\")");
   checkpoints.add_options()
       ("checkpoint-dir", po::value(&o.checkpoint_dir)->default_value(""),
@@ -138,6 +145,8 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   LLMFT_REQUIRE(o.eval_every >= 0, "--eval-every must not be negative");
   LLMFT_REQUIRE(o.eval_windows > 0, "--eval-windows must be at least 1");
   LLMFT_REQUIRE(o.threads >= 0, "--threads must not be negative");
+  LLMFT_REQUIRE(parse_byte_size(o.save_max_shard_size, "--save-max-shard-size") > 0,
+                "--save-max-shard-size must be positive (got " << o.save_max_shard_size << ")");
   LLMFT_REQUIRE(o.comm_timeout > 0, "--comm-timeout must be positive (seconds)");
   require_communicator(o.comm);
   LLMFT_REQUIRE(o.comm != "nccl" || o.device.rfind("cuda", 0) == 0,

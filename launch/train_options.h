@@ -17,7 +17,7 @@ struct TrainOptions {
   int global_batch;  // windows per optimizer step over all data-parallel ranks (0: derived)
   double comm_timeout;
   float lr, min_lr, weight_decay, clip_grad, beta1, beta2, eps, momentum;
-  std::string lr_schedule, optimizer, device_memory, dtype;
+  std::string lr_schedule, optimizer, device_memory, dtype, save_max_shard_size;
   bool activation_checkpointing = false;
   float initial_loss_scale;
   int loss_scale_window;
