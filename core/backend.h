@@ -26,6 +26,7 @@
 
 #include "core/allocator.h"
 #include "core/compute_dtype.h"
+#include "core/rope_frequencies.h"
 #include "core/tensor.h"
 
 namespace llmft {
@@ -117,11 +118,12 @@ class Backend {
 
   // --- rotary position embedding (Hugging Face's rotate-half layout) ---
   // Rotates, in place, the q and k heads of qkv(B, T, (H + 2*KVH) * D) (packed as for
-  // attention) by the angles of positions position_offset + t.
-  virtual void rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+  // attention): pair i of a head at position p = position_offset + t turns by
+  // p * freqs.inv_freq[i] (freqs.pairs == D / 2).
+  virtual void rope_forward(Tensor qkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
                             int64_t position_offset) = 0;
   // The inverse rotation, applied in place to d(loss)/d(rotated qkv).
-  virtual void rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
+  virtual void rope_backward(Tensor dqkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
                              int64_t position_offset) = 0;
 
   // --- attention ---

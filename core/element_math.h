@@ -37,10 +37,7 @@ LLMFT_HOST_DEVICE inline float swiglu_dup(float gate, float s, float dout) {
 }
 
 // Rotary embedding (Hugging Face's rotate-half): pair i of a head turns by
-// position x inv_freq(i), inv_freq in f32 as transformers computes it.
-LLMFT_HOST_DEVICE inline float rope_inv_freq(float theta, int i, int head_dim) {
-  return 1.0f / powf(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
-}
+// position x inv_freq[i] (core/rope_frequencies.h).
 // (a, b) -> (a cos - b sin, b cos + a sin); backward passes -sin.
 LLMFT_HOST_DEVICE inline void rotate(float& a, float& b, float cos_a, float sin_a) {
   const float a0 = a;

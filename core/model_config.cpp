@@ -3,10 +3,26 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/rope_frequencies.h"
 
 namespace llmft {
 
 namespace {
+
+// The byte tokenizer's end-of-text (io/byte_tokenizer.h) and GPT-2's <|endoftext|>: each
+// vocabulary's only special token, so both the first and the last token of a document.
+constexpr int64_t kByteEndOfText = 256;
+constexpr int64_t kGpt2EndOfText = 50256;
+// SentencePiece <s> and </s> of LLaMA 1, Llama 2 and TinyLlama; Llama 3's
+// <|begin_of_text|> and <|end_of_text|> (the base models' eos).
+constexpr int64_t kLlamaBos = 1, kLlamaEos = 2;
+constexpr int64_t kLlama3Bos = 128000, kLlama3Eos = 128001;
+
+ModelConfig with_special_tokens(ModelConfig c, int64_t bos, int64_t eos) {
+  c.bos_token_id = bos;
+  c.eos_token_ids = {eos};
+  return c;
+}
 
 ModelConfig gpt2_shape(const std::string& name, int vocab, int positions, int hidden, int layers,
                        int heads) {
@@ -22,7 +38,8 @@ ModelConfig gpt2_shape(const std::string& name, int vocab, int positions, int hi
   c.intermediate = 4 * hidden;
   c.norm_eps = 1e-5f;
   c.tie_embeddings = true;
-  return c;
+  const int64_t end_of_text = vocab == kByteEndOfText + 1 ? kByteEndOfText : kGpt2EndOfText;
+  return with_special_tokens(c, end_of_text, end_of_text);
 }
 
 ModelConfig llama_shape(const std::string& name, int vocab, int context, int hidden, int layers,
@@ -40,7 +57,19 @@ ModelConfig llama_shape(const std::string& name, int vocab, int context, int hid
   c.norm_eps = eps;
   c.rope_theta = 10000.0f;
   c.tie_embeddings = false;
-  return c;
+  if (vocab == kByteEndOfText + 1) return with_special_tokens(c, kByteEndOfText, kByteEndOfText);
+  return with_special_tokens(c, kLlamaBos, kLlamaEos);
+}
+
+// Llama 3 (Grattafiori et al. 2024): the 128256-token vocabulary, theta 500000, and for
+// 3.1 and later the "llama3" frequency scaling from the 8192-token pretraining context.
+ModelConfig llama3_shape(const std::string& name, int context, int hidden, int layers, int heads,
+                         int intermediate, bool tied, bool scaled) {
+  ModelConfig c = llama_shape(name, 128256, context, hidden, layers, heads, 8, intermediate, 1e-5f);
+  c.rope_theta = 500000.0f;
+  c.tie_embeddings = tied;
+  if (scaled) c.rope_scaling = RopeScaling{RopeType::llama3, 32.0, 1.0, 4.0, 8192};
+  return with_special_tokens(c, kLlama3Bos, kLlama3Eos);
 }
 
 std::vector<ModelConfig> presets() {
@@ -62,6 +91,9 @@ std::vector<ModelConfig> presets() {
       llama_shape("llama2-13b", 32000, 4096, 5120, 40, 40, 40, 13824, 1e-5f),
       llama_shape("llama2-70b", 32000, 4096, 8192, 80, 64, 8, 28672, 1e-5f),
       llama_shape("tinyllama-1.1b", 32000, 2048, 2048, 22, 32, 4, 5632, 1e-5f),
+      llama3_shape("llama3-8b", 8192, 4096, 32, 32, 14336, false, false),
+      llama3_shape("llama3.2-1b", 131072, 2048, 16, 32, 8192, true, true),
+      llama3_shape("llama3.2-3b", 131072, 3072, 28, 24, 8192, true, true),
   };
 }
 
@@ -69,6 +101,18 @@ std::vector<ModelConfig> presets() {
 
 const char* family_name(ModelFamily f) {
   return f == ModelFamily::gpt2 ? "gpt2" : "llama";
+}
+
+const char* rope_type_name(RopeType type) {
+  switch (type) {
+    case RopeType::unscaled:
+      return "default";
+    case RopeType::linear:
+      return "linear";
+    case RopeType::llama3:
+      return "llama3";
+  }
+  return "?";
 }
 
 std::vector<std::string> preset_names() {
@@ -87,6 +131,27 @@ ModelConfig preset_config(const std::string& name) {
                         << ": not a preset and not a .json config file; presets:" << known.str());
 }
 
+namespace {
+
+void validate_rope(const ModelConfig& c, const std::string& where) {
+  LLMFT_REQUIRE(c.head_dim() % 2 == 0 && c.head_dim() / 2 <= kMaxRopePairs,
+                where << "the head size " << c.head_dim() << " must be even and at most "
+                      << 2 * kMaxRopePairs << " for the rotary embedding");
+  LLMFT_REQUIRE(c.rope_theta > 0, where << "rope_theta must be positive");
+  const RopeScaling& s = c.rope_scaling;
+  const std::string rope = where + "rope scaling \"" + rope_type_name(s.type) + "\": ";
+  if (s.type == RopeType::unscaled) return;
+  LLMFT_REQUIRE(s.factor > 0, rope << "factor must be positive, got " << s.factor);
+  if (s.type != RopeType::llama3) return;
+  LLMFT_REQUIRE(s.low_freq_factor > 0 && s.high_freq_factor > s.low_freq_factor,
+                rope << "needs 0 < low_freq_factor < high_freq_factor, got " << s.low_freq_factor
+                     << " and " << s.high_freq_factor);
+  LLMFT_REQUIRE(s.original_max_positions > 0,
+                rope << "original_max_position_embeddings must be positive");
+}
+
+}  // namespace
+
 void validate(const ModelConfig& c) {
   const std::string where = "model " + c.name + ": ";
   LLMFT_REQUIRE(c.vocab_size > 0, where << "vocab_size must be positive");
@@ -101,6 +166,7 @@ void validate(const ModelConfig& c) {
                       << " must be a multiple of the key/value heads " << c.n_kv_head);
   LLMFT_REQUIRE(c.intermediate > 0, where << "the MLP width must be positive");
   LLMFT_REQUIRE(c.norm_eps > 0, where << "the norm epsilon must be positive");
+  if (c.family == ModelFamily::llama) validate_rope(c, where);
 }
 
 int64_t parameter_count(const ModelConfig& c) {

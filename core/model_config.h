@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,23 @@ namespace llmft {
 enum class ModelFamily { gpt2, llama };
 
 const char* family_name(ModelFamily f);
+
+// How the rotary embedding's frequencies are scaled for contexts longer than the
+// pretraining one (config.json's rope_scaling, or rope_parameters in transformers 5).
+// "default" is RopeType::unscaled.
+enum class RopeType { unscaled, linear, llama3 };
+
+const char* rope_type_name(RopeType type);
+
+// The parameters are doubles because transformers combines them as Python floats before
+// they meet the float32 frequencies (core/rope_frequencies.cpp).
+struct RopeScaling {
+  RopeType type = RopeType::unscaled;
+  double factor = 1.0;                 // linear and llama3: frequencies / factor
+  double low_freq_factor = 1.0;        // llama3
+  double high_freq_factor = 4.0;       // llama3
+  int64_t original_max_positions = 0;  // llama3: the pretraining context
+};
 
 struct ModelConfig {
   std::string name;  // preset name or the config file it came from
@@ -24,7 +42,14 @@ struct ModelConfig {
   int intermediate = 0;  // MLP width
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
+  RopeScaling rope_scaling;  // llama only
   bool tie_embeddings = true;
+  // Token ids config.json names (written back when the model is exported); presets use
+  // their tokenizer's: the byte tokenizer's end-of-text 256 as both, GPT-2's
+  // <|endoftext|> 50256 as both, LLaMA 1/2's <s> 1 and </s> 2, Llama 3's
+  // <|begin_of_text|> 128000 and <|end_of_text|> 128001.
+  std::optional<int64_t> bos_token_id;
+  std::vector<int64_t> eos_token_ids;  // config.json's eos_token_id: one id or a list
 
   int head_dim() const { return hidden / n_head; }
 };

@@ -68,8 +68,8 @@ class CountingBackend : public Backend {
   }
   void rmsnorm_forward(Tensor, Tensor, Tensor, Tensor, float) override {}
   void rmsnorm_backward(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) override {}
-  void rope_forward(Tensor, int, int, float, int64_t) override {}
-  void rope_backward(Tensor, int, int, float, int64_t) override {}
+  void rope_forward(Tensor, int, int, const RopeFrequencies&, int64_t) override {}
+  void rope_backward(Tensor, int, int, const RopeFrequencies&, int64_t) override {}
   void attention_forward(Tensor, Tensor, Tensor, int, int, int64_t) override {}
   void attention_backward(Tensor, Tensor, Tensor, Tensor, Tensor, int, int) override {}
   void gelu_forward(Tensor, Tensor) override {}

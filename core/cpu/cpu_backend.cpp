@@ -159,16 +159,17 @@ void CpuBackend::rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tens
                         rows(inp), inp.dim(-1));
 }
 
-void CpuBackend::rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+void CpuBackend::rope_forward(Tensor qkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
                               int64_t position_offset) {
-  const int64_t D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
-  cpu::rope_forward(f32(qkv), qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, theta, position_offset);
+  const int64_t D = rope_head_size(qkv.dim(-1), n_head, n_kv_head, freqs);
+  cpu::rope_forward(f32(qkv), qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, freqs.inv_freq,
+                    position_offset);
 }
 
-void CpuBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
+void CpuBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
                                int64_t position_offset) {
-  const int64_t D = dqkv.dim(-1) / (n_head + 2 * n_kv_head);
-  cpu::rope_backward(f32(dqkv), dqkv.dim(0), dqkv.dim(1), n_head, n_kv_head, D, theta,
+  const int64_t D = rope_head_size(dqkv.dim(-1), n_head, n_kv_head, freqs);
+  cpu::rope_backward(f32(dqkv), dqkv.dim(0), dqkv.dim(1), n_head, n_kv_head, D, freqs.inv_freq,
                      position_offset);
 }
 

@@ -65,9 +65,9 @@ class CpuBackend : public Backend {
   void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) override;
   void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight,
                         Tensor rstd) override;
-  void rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+  void rope_forward(Tensor qkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
                     int64_t position_offset) override;
-  void rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
+  void rope_backward(Tensor dqkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
                      int64_t position_offset) override;
   void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
                          int64_t first_query) override;

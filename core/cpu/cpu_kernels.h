@@ -47,12 +47,13 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
 // dinp(N, C) += ...; dweight(C) += ...
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                       const float* weight, const float* rstd, int64_t N, int64_t C);
-// Rotary embedding in place on the q and k heads of qkv(B, T, (H + 2 KVH) D), position
-// t + position_offset; backward applies the inverse rotation to their gradients.
-void rope_forward(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, float theta,
-                  int64_t position_offset);
+// Rotary embedding in place on the q and k heads of qkv(B, T, (H + 2 KVH) D): pair i at
+// position p = t + position_offset turns by p * inv_freq[i] (D / 2 frequencies);
+// backward applies the inverse rotation to their gradients.
+void rope_forward(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
+                  const float* inv_freq, int64_t position_offset);
 void rope_backward(float* dqkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-                   float theta, int64_t position_offset);
+                   const float* inv_freq, int64_t position_offset);
 // out(N, I) = silu(gate) * up, gate_up(N, 2I) = [gate | up] per row.
 void swiglu_forward(float* out, const float* gate_up, int64_t N, int64_t I);
 void swiglu_backward(float* dgate_up, const float* gate_up, const float* dout, int64_t N,

@@ -51,8 +51,8 @@ namespace {
 
 // Rotates the first n_rot_heads heads (q then k) of every row of qkv by +angle (or
 // -angle when inverse, which is the transpose used by backward).
-void rope_rotate(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, float theta,
-                 int64_t position_offset, bool inverse) {
+void rope_rotate(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
+                 const float* inv_freq, int64_t position_offset, bool inverse) {
   const int64_t row = (H + 2 * KVH) * D, half = D / 2, rotated_heads = H + KVH;
 #pragma omp parallel for collapse(2)
   for (int64_t b = 0; b < B; ++b) {
@@ -60,8 +60,7 @@ void rope_rotate(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64
       const float pos = static_cast<float>(t + position_offset);
       float* base = qkv + (b * T + t) * row;
       for (int64_t i = 0; i < half; ++i) {
-        const float angle =
-            pos * element::rope_inv_freq(theta, static_cast<int>(i), static_cast<int>(D));
+        const float angle = pos * inv_freq[i];
         const float cos_a = std::cos(angle);
         const float sin_a = inverse ? -std::sin(angle) : std::sin(angle);
         for (int64_t h = 0; h < rotated_heads; ++h) {
@@ -75,14 +74,14 @@ void rope_rotate(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64
 
 }  // namespace
 
-void rope_forward(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, float theta,
-                  int64_t position_offset) {
-  rope_rotate(qkv, B, T, H, KVH, D, theta, position_offset, false);
+void rope_forward(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
+                  const float* inv_freq, int64_t position_offset) {
+  rope_rotate(qkv, B, T, H, KVH, D, inv_freq, position_offset, false);
 }
 
 void rope_backward(float* dqkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-                   float theta, int64_t position_offset) {
-  rope_rotate(dqkv, B, T, H, KVH, D, theta, position_offset, true);
+                   const float* inv_freq, int64_t position_offset) {
+  rope_rotate(dqkv, B, T, H, KVH, D, inv_freq, position_offset, true);
 }
 
 void swiglu_forward(float* out, const float* gate_up, int64_t N, int64_t I) {

@@ -149,8 +149,9 @@ void CudaBackend::launch_every_kernel() {
     layernorm_backward(x, bias, bias, y, x, bias, stat, stat2);
     rmsnorm_forward(y, stat, x, bias, 1e-5f);
     rmsnorm_backward(x, bias, y, x, bias, stat);
-    rope_forward(qkv, static_cast<int>(H), static_cast<int>(KVH), 10000.0f, 0);
-    rope_backward(qkv, static_cast<int>(H), static_cast<int>(KVH), 10000.0f, 0);
+    const RopeFrequencies freqs = rope_frequencies(10000.0f, RopeScaling{}, static_cast<int>(D));
+    rope_forward(qkv, static_cast<int>(H), static_cast<int>(KVH), freqs, 0);
+    rope_backward(qkv, static_cast<int>(H), static_cast<int>(KVH), freqs, 0);
     attention_forward(att.reshaped({B, T, C}), lse, qkv, static_cast<int>(H), static_cast<int>(KVH),
                       0);
     attention_backward(qkv, att.reshaped({B, T, C}), qkv, att.reshaped({B, T, C}), lse,
@@ -302,17 +303,17 @@ void CudaBackend::rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Ten
                          dtype, rows(inp), inp.dim(-1), compute_);
 }
 
-void CudaBackend::rope_forward(Tensor qkv, int n_head, int n_kv_head, float theta,
+void CudaBackend::rope_forward(Tensor qkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
                                int64_t position_offset) {
-  const int64_t D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
-  cuda::rope(qkv.data, qkv.dtype, qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, theta,
+  const int64_t D = rope_head_size(qkv.dim(-1), n_head, n_kv_head, freqs);
+  cuda::rope(qkv.data, qkv.dtype, qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, freqs,
              position_offset, false, compute_);
 }
 
-void CudaBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head, float theta,
-                                int64_t position_offset) {
-  const int64_t D = dqkv.dim(-1) / (n_head + 2 * n_kv_head);
-  cuda::rope(dqkv.data, dqkv.dtype, dqkv.dim(0), dqkv.dim(1), n_head, n_kv_head, D, theta,
+void CudaBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head,
+                                const RopeFrequencies& freqs, int64_t position_offset) {
+  const int64_t D = rope_head_size(dqkv.dim(-1), n_head, n_kv_head, freqs);
+  cuda::rope(dqkv.data, dqkv.dtype, dqkv.dim(0), dqkv.dim(1), n_head, n_kv_head, D, freqs,
              position_offset, true, compute_);
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "core/rope_frequencies.h"
 
 namespace llmft::cuda {
 
@@ -50,8 +51,9 @@ void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* i
                       cudaStream_t stream);
 
 // --- rope.cu --- (inverse: the transposed rotation backward applies)
+// freqs travels by value in the kernel's parameters.
 void rope(void* qkv, DType type, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-          float theta, int64_t position_offset, bool inverse, cudaStream_t stream);
+          const RopeFrequencies& freqs, int64_t position_offset, bool inverse, cudaStream_t stream);
 
 // --- activations.cu ---
 void gelu_forward(void* out, const void* inp, DType type, int64_t n, cudaStream_t stream);

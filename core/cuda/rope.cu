@@ -1,5 +1,7 @@
 // Rotary position embedding on the GPU (Hugging Face's rotate-half layout), with the
 // per-element rotation of core/element_math.h: one thread per (token, rotated head, pair).
+// The host's inverse frequencies (core/rope_frequencies.h) arrive by value in the kernel's
+// parameters, so every backend turns by the same float32 angles.
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
@@ -12,14 +14,13 @@ constexpr int kThreads = 256;
 
 template <typename T>
 __global__ void rope_kernel(T* qkv, int64_t B, int64_t T_len, int64_t H, int64_t KVH, int64_t D,
-                            float theta, int64_t position_offset, bool inverse) {
+                            const RopeFrequencies freqs, int64_t position_offset, bool inverse) {
   const int64_t half = D / 2, heads = H + KVH;  // q heads then k heads turn; v does not
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= B * T_len * heads * half) return;
   const int64_t pair = i % half, head = i / half % heads, token = i / (half * heads);
   const float pos = static_cast<float>(token % T_len + position_offset);
-  const float angle =
-      pos * element::rope_inv_freq(theta, static_cast<int>(pair), static_cast<int>(D));
+  const float angle = pos * freqs.inv_freq[pair];
   float sin_a, cos_a;
   sincosf(angle, &sin_a, &cos_a);
   if (inverse) sin_a = -sin_a;
@@ -33,13 +34,14 @@ __global__ void rope_kernel(T* qkv, int64_t B, int64_t T_len, int64_t H, int64_t
 }  // namespace
 
 void rope(void* qkv, DType type, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-          float theta, int64_t position_offset, bool inverse, cudaStream_t stream) {
+          const RopeFrequencies& freqs, int64_t position_offset, bool inverse,
+          cudaStream_t stream) {
   const int64_t n = B * T * (H + KVH) * (D / 2);
   if (n == 0) return;
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(
-        static_cast<S*>(qkv), B, T, H, KVH, D, theta, position_offset, inverse);
+        static_cast<S*>(qkv), B, T, H, KVH, D, freqs, position_offset, inverse);
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }

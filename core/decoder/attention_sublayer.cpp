@@ -1,6 +1,7 @@
 #include "core/decoder/attention_sublayer.h"
 
 #include "core/decoder/parallel_linear.h"
+#include "core/rope_frequencies.h"
 
 namespace llmft {
 
@@ -14,7 +15,7 @@ Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& 
   Tensor qkv = ctx.take(saved.qkv, {s.batch, s.seq_len, W}, act, "qkv");
   ctx.be.linear_forward(qkv.reshaped({N, W}), normed, w.qkv_w, w.qkv_b);
   if (spec.rotary) {
-    ctx.be.rope_forward(qkv, ctx.heads(), ctx.kv_heads(), c.rope_theta, ctx.position_offset);
+    ctx.be.rope_forward(qkv, ctx.heads(), ctx.kv_heads(), rope_frequencies(c), ctx.position_offset);
   }
   Tensor att = ctx.take(saved.att, {N, A}, act, "attention output");
   Tensor lse = ctx.take_f32(saved.lse, {s.batch, ctx.heads(), s.seq_len}, act, "attention lse");
@@ -41,7 +42,8 @@ void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& s
                             saved.lse.as(DType::f32, {s.batch, ctx.heads(), s.seq_len}),
                             ctx.heads(), ctx.kv_heads());
   if (spec.rotary) {
-    ctx.be.rope_backward(dqkv, ctx.heads(), ctx.kv_heads(), c.rope_theta, ctx.position_offset);
+    ctx.be.rope_backward(dqkv, ctx.heads(), ctx.kv_heads(), rope_frequencies(c),
+                         ctx.position_offset);
   }
   column_parallel_backward(ctx, narrow, g.qkv_w, g.qkv_b, dqkv.reshaped({N, W}),
                            ctx.view(saved.norm.out, {N, C}), w.qkv_w);

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "core/cpu/cpu_kernels.h"
+#include "core/rope_frequencies.h"
 #include "tests/core/gradcheck.h"
 #include "tests/support/parity.h"
 
@@ -10,6 +11,10 @@ using llmft::testing::dot;
 using llmft::testing::random_vector;
 using llmft::testing::relative_error;
 namespace cpu = llmft::cpu;
+using llmft::rope_frequencies;
+using llmft::RopeFrequencies;
+using llmft::RopeScaling;
+using llmft::RopeType;
 
 namespace {
 
@@ -201,17 +206,20 @@ TEST_CASE("rotary embedding backward matches finite differences and preserves no
   std::mt19937_64 rng(9);
   const int B = 2, T = 5, H = 4, KVH = 2, D = 6, W = (H + 2 * KVH) * D;
   auto qkv = random_vector(B * T * W, rng), r = random_vector(B * T * W, rng);
+  const RopeFrequencies scaled =
+      rope_frequencies(500000.0f, RopeScaling{RopeType::llama3, 8.0, 1.0, 4.0, 32}, D);
   auto loss = [&] {
     std::vector<float> rotated = qkv;
-    cpu::rope_forward(rotated.data(), B, T, H, KVH, D, 500000.0f, 3);
+    cpu::rope_forward(rotated.data(), B, T, H, KVH, D, scaled.inv_freq, 3);
     return dot(rotated, r);
   };
   std::vector<float> grad = r;
-  cpu::rope_backward(grad.data(), B, T, H, KVH, D, 500000.0f, 3);
+  cpu::rope_backward(grad.data(), B, T, H, KVH, D, scaled.inv_freq, 3);
   check_all({&qkv}, {&grad}, loss, rng, "rope");
 
   std::vector<float> rotated = qkv;
-  cpu::rope_forward(rotated.data(), B, T, H, KVH, D, 10000.0f, 0);
+  cpu::rope_forward(rotated.data(), B, T, H, KVH, D,
+                    rope_frequencies(10000.0f, RopeScaling{}, D).inv_freq, 0);
   for (int i = (H + KVH) * D; i < W; ++i) CHECK(rotated[i] == qkv[i]);  // v is untouched
   for (int i = 0; i < (H + KVH) * D; ++i) CHECK(rotated[i] == qkv[i]);  // position 0: identity
   // Each rotated pair carries the rounding of cos, sin, two products and a sum: a few u

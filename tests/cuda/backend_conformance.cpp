@@ -21,6 +21,7 @@
 #include "core/backend_registry.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/host_convert.h"
+#include "core/rope_frequencies.h"
 
 namespace llmft {
 namespace {
@@ -186,8 +187,12 @@ TEST_CASE("rotary embedding, attention (grouped queries, decoding) and activatio
     Pair p;
     const int64_t B = 2, T = 37, H = 6, KVH = 2, D = 16, W = (H + 2 * KVH) * D;
     auto qkv = p.random(dt, {B, T, W});
-    p.cpu.rope_forward(qkv.cpu, H, KVH, 500000.0f, 3);
-    p.gpu->rope_forward(qkv.gpu, H, KVH, 500000.0f, 3);
+    // Llama 3.1's scaling from a 64-token context: with D 16 pair 0 keeps its frequency,
+    // pair 1 is blended and the rest are divided by the factor.
+    const RopeFrequencies freqs = rope_frequencies(
+        500000.0f, RopeScaling{RopeType::llama3, 32.0, 1.0, 4.0, 64}, static_cast<int>(D));
+    p.cpu.rope_forward(qkv.cpu, H, KVH, freqs, 3);
+    p.gpu->rope_forward(qkv.gpu, H, KVH, freqs, 3);
     p.expect_close({qkv}, "rope_forward");
     auto out = p.constant(dt, {B, T, H * D}, 0.0f), lse = p.constant(DType::f32, {B, H, T}, 0.0f);
     p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, H, KVH, 0);
@@ -197,8 +202,8 @@ TEST_CASE("rotary embedding, attention (grouped queries, decoding) and activatio
     p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, H, KVH);
     p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, H, KVH);
     p.expect_close({dqkv}, "attention_backward");
-    p.cpu.rope_backward(dqkv.cpu, H, KVH, 500000.0f, 3);
-    p.gpu->rope_backward(dqkv.gpu, H, KVH, 500000.0f, 3);
+    p.cpu.rope_backward(dqkv.cpu, H, KVH, freqs, 3);
+    p.gpu->rope_backward(dqkv.gpu, H, KVH, freqs, 3);
     p.expect_close({dqkv}, "rope_backward");
     // Decoding: 3 new queries at rows 30..32 of a 40-row cache.
     auto cache = p.random(dt, {B, 40, W});
