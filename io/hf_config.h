@@ -1,5 +1,7 @@
 // Hugging Face config.json <-> ModelConfig. Reads the keys transformers writes for
-// GPT2LMHeadModel; writes a config that transformers loads unchanged.
+// GPT2LMHeadModel and LlamaForCausalLM (each key is used, harmless or refused by name:
+// hf_config.cpp lists them); writes a config that transformers loads unchanged, with
+// the rope scaling and the bos/eos token ids.
 #pragma once
 
 #include <string>
