@@ -20,7 +20,9 @@ Conv1D weights as (in, out); no lm_head.weight (tied to transformer.wte.weight).
 LlamaForCausalLM: a LlamaConfig that states hidden_size, intermediate_size,
 num_hidden_layers, num_attention_heads, num_key_value_heads, vocab_size,
 max_position_embeddings, rms_norm_eps, rope_theta and tie_word_embeddings, with
-hidden_act "silu", attention_bias and mlp_bias false, default RoPE (no scaling).
+hidden_act "silu", attention_bias and mlp_bias false, RoPE default or scaled by
+rope_scaling / rope_parameters of rope_type "linear" or "llama3" (transformers
+computes the scaled frequencies from the config, so the check covers llmft's).
 Weights: model.embed_tokens.weight (V, C); per layer i model.layers.{i}.
 input_layernorm.weight, self_attn.{q,k,v,o}_proj.weight, post_attention_layernorm.
 weight, mlp.{gate,up,down}_proj.weight (nn.Linear layout (out, in), HF's
@@ -131,9 +133,9 @@ class Llama:
         rope = (getattr(config, "rope_parameters", None)  # transformers >= 5
                 or getattr(config, "rope_scaling", None) or {})
         rope_type = rope.get("rope_type", rope.get("type", "default"))
-        if rope_type != "default":
-            problems.append(f"RoPE type {rope_type!r}, expected 'default' "
-                            "(no rope_scaling)")
+        if rope_type not in ("default", "linear", "llama3"):
+            problems.append(f"RoPE type {rope_type!r}, expected 'default', 'linear' "
+                            "or 'llama3'")
         heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
         head_dim = config.hidden_size // heads
         if config.hidden_size % heads:
@@ -363,9 +365,12 @@ def describe(family, config, inputs, targets):
     counted = int((targets[0] != IGNORE).sum())
     what = f"{family.architecture}"
     if family is FAMILIES["LlamaForCausalLM"]:
+        rope = (getattr(config, "rope_parameters", None)
+                or getattr(config, "rope_scaling", None) or {})
         what += (f" (heads {config.num_attention_heads}, kv heads "
                  f"{config.num_key_value_heads}, "
-                 f"{'tied' if config.tie_word_embeddings else 'untied'} head)")
+                 f"{'tied' if config.tie_word_embeddings else 'untied'} head, RoPE "
+                 f"{rope.get('rope_type', rope.get('type', 'default'))})")
     return (f"{what}: B={B} T={T} V={config.vocab_size}, {counted} of {B * T} "
             f"targets counted on batch 0, {steps} AdamW steps")
 

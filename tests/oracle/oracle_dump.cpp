@@ -5,12 +5,15 @@
 // AdamW steps (result.json).
 //
 // usage: oracle_dump OUT_DIR FAMILY VOCAB POSITIONS HIDDEN LAYERS HEADS KV_HEADS INNER TIED
-//                    BATCH SEQ STEPS
+//                    BATCH SEQ STEPS [ROPE]
 //   FAMILY gpt2 | llama; TIED 1 | 0 (gpt2 is always tied)
+//   ROPE (llama): default | linear:FACTOR | llama3:FACTOR:LOW:HIGH:ORIGINAL_CONTEXT
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/cpu/cpu_backend.h"
 #include "core/error.h"
@@ -53,10 +56,28 @@ io::SafeTensor int_tensor(const std::string& name, const std::vector<int32_t>& d
   return t;
 }
 
+// ROPE's scaling: the fields after the type, separated by ':'.
+RopeScaling parse_rope(const std::string& spec) {
+  std::vector<std::string> fields;
+  std::stringstream in(spec);
+  for (std::string field; std::getline(in, field, ':');) fields.push_back(field);
+  RopeScaling s;
+  if (fields.size() == 1 && fields[0] == "default") return s;
+  if (fields.size() == 2 && fields[0] == "linear") {
+    return RopeScaling{RopeType::linear, std::stod(fields[1]), 1.0, 4.0, 0};
+  }
+  LLMFT_REQUIRE(fields.size() == 5 && fields[0] == "llama3",
+                "ROPE " << spec
+                        << ": expected default, linear:FACTOR or "
+                           "llama3:FACTOR:LOW:HIGH:ORIGINAL_CONTEXT");
+  return RopeScaling{RopeType::llama3, std::stod(fields[1]), std::stod(fields[2]),
+                     std::stod(fields[3]), std::stoll(fields[4])};
+}
+
 int run(int argc, char** argv) {
-  LLMFT_REQUIRE(argc == 14,
+  LLMFT_REQUIRE(argc == 14 || argc == 15,
                 "usage: oracle_dump OUT_DIR FAMILY VOCAB POSITIONS HIDDEN LAYERS "
-                "HEADS KV_HEADS INNER TIED BATCH SEQ STEPS");
+                "HEADS KV_HEADS INNER TIED BATCH SEQ STEPS [ROPE]");
   const std::string dir = argv[1], family = argv[2];
   LLMFT_REQUIRE(family == "gpt2" || family == "llama", "FAMILY must be gpt2 or llama");
   ModelConfig c;
@@ -73,7 +94,9 @@ int run(int argc, char** argv) {
   if (c.family == ModelFamily::llama) {
     c.norm_eps = 1e-6f;
     c.rope_theta = 500000.0f;
+    if (argc == 15) c.rope_scaling = parse_rope(argv[14]);
   }
+  validate(c);
   const int B = std::stoi(argv[11]), T = std::stoi(argv[12]), steps = std::stoi(argv[13]);
 
   EngineOptions o;
