@@ -29,28 +29,31 @@ bool ends_in_replacement_character(std::string_view text) {
 }  // namespace
 
 StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, std::vector<int32_t> context)
-    : tokenizer_(tokenizer),
-      tokens_(std::move(context)),
-      handed_out_(tokenizer.decode(tokens_).size()) {}
+    : tokenizer_(tokenizer), tokens_(std::move(context)), handed_out_(tokenizer.decode(tokens_)) {}
+
+std::string StreamingDecoder::fresh_text() {
+  const std::string text = tokenizer_.decode(tokens_);
+  size_t same = 0;
+  while (same < text.size() && same < handed_out_.size() && text[same] == handed_out_[same]) {
+    ++same;
+  }
+  // Back to the start of the character, if the difference is inside one.
+  if (same < handed_out_.size()) {
+    while (same > 0 && (static_cast<unsigned char>(text[same]) & 0xC0) == 0x80) --same;
+  }
+  handed_out_ = text;
+  return text.substr(same);
+}
 
 std::string StreamingDecoder::push(int32_t token) {
   tokens_.push_back(token);
   const std::string text = tokenizer_.decode(tokens_);
-  if (text.size() <= handed_out_ || ends_in_partial_character(text) ||
-      ends_in_replacement_character(text)) {
-    return "";
-  }
-  std::string fresh = text.substr(handed_out_);
-  handed_out_ = text.size();
-  return fresh;
+  if (ends_in_partial_character(text) || ends_in_replacement_character(text)) return "";
+  return fresh_text();
 }
 
 std::string StreamingDecoder::finish() {
-  const std::string text = tokenizer_.decode(tokens_);
-  if (text.size() <= handed_out_) return "";
-  std::string rest = text.substr(handed_out_);
-  handed_out_ = text.size();
-  return rest;
+  return fresh_text();
 }
 
 }  // namespace llmft::io

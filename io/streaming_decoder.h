@@ -4,7 +4,10 @@
 // the first token's leading space, joins "<0xNN>" byte tokens into characters) or where a
 // character's UTF-8 bytes span tokens; so this decodes the context and the new tokens
 // together and holds back text that ends in an incomplete UTF-8 sequence or in U+FFFD
-// (what `tokenizers` shows for bytes that do not form a character yet).
+// (what `tokenizers` shows for bytes that do not form a character yet). Where new tokens
+// change text already handed out (byte tokens that form no character after all turn the
+// whole run into U+FFFD), the text is handed out again from the first changed character,
+// so what is printed is always whole UTF-8 characters.
 // Not thread-safe; one per stream.
 #pragma once
 
@@ -28,8 +31,11 @@ class StreamingDecoder {
 
  private:
   const Tokenizer& tokenizer_;
+  // The text of tokens_ from the first character that differs from handed_out_.
+  std::string fresh_text();
+
   std::vector<int32_t> tokens_;
-  size_t handed_out_;  // bytes of the decoded text already returned (or the context's)
+  std::string handed_out_;  // the decoded text returned so far, after the context's
 };
 
 }  // namespace llmft::io

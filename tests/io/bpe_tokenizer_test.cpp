@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "io/gpt2_pretokenizer.h"
 #include "io/json.h"
+#include "io/llama3_pretokenizer.h"
 #include "io/tokenizer.h"
 #include "tests/support/temp_dir.h"
 
@@ -285,6 +286,43 @@ TEST_CASE("BPE puts a space before each piece of text with ByteLevel's add_prefi
   CHECK(tok.encode("a<|endoftext|>a a") == std::vector<int32_t>{space_a, eot, space_a, space_a});
   CHECK(tok.encode(" a") == std::vector<int32_t>{space_a});
   CHECK(tok.encode("").empty());
+}
+
+// `bpe`'s tokenizer.json as Llama 3's: Split(Llama 3's regex) then ByteLevel without its
+// regex, and ignore_merges.
+Json llama3_json(const TinyBpe& bpe) {
+  Json json = bpe.tokenizer_json(true);
+  const Json split =
+      Json::object({{"type", Json::string("Split")},
+                    {"pattern", Json::object({{"Regex", Json::string(kLlama3SplitPattern)}})},
+                    {"behavior", Json::string("Isolated")},
+                    {"invert", Json::boolean(false)}});
+  const Json byte_level = Json::object({{"type", Json::string("ByteLevel")},
+                                        {"add_prefix_space", Json::boolean(false)},
+                                        {"trim_offsets", Json::boolean(true)},
+                                        {"use_regex", Json::boolean(false)}});
+  json.set("pre_tokenizer", Json::object({{"type", Json::string("Sequence")},
+                                          {"pretokenizers", Json::array({split, byte_level})}}));
+  Json model = json.at("model");
+  model.set("ignore_merges", Json::boolean(true));
+  json.set("model", model);
+  return json;
+}
+
+TEST_CASE(
+    "Llama 3 byte-level BPE splits by its regex, keeps vocabulary words whole and any bytes") {
+  TempDir files;
+  // "ab" is a token, but the merges make "a b" only after "b c": ignore_merges keeps it.
+  const TinyBpe bpe{{{"b", "c"}, {"a", "b"}, {"'", "T"}}};
+  const BpeTokenizer tok(files.write("tokenizer.json", llama3_json(bpe).dump()));
+  CHECK(tok.encode("ab") == std::vector<int32_t>{bpe.id("ab")});
+  CHECK(tok.encode("abc") == std::vector<int32_t>{'a', bpe.id("bc")});
+  CHECK(tok.encode("DON'T") == std::vector<int32_t>{'D', 'O', 'N', bpe.id("'T")});
+  // Bytes that are not UTF-8 encode as their byte symbols and decode back to themselves.
+  const std::string invalid = "a\xFF\xC3(\x80 \xF0\x9F\x98";
+  CHECK(tok.encode(invalid) ==
+        std::vector<int32_t>{'a', 0xFF, 0xC3, '(', 0x80, ' ', 0xF0, 0x9F, 0x98});
+  CHECK(tok.decode(tok.encode(invalid)) == invalid);
 }
 
 // The message of the llmft::Error that `load` throws ("" if it throws none).

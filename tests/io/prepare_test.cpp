@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,34 @@ TEST_CASE("the bundled instruction dataset prepares with its prompts masked") {
   CHECK(file.target_count() == stats.target_tokens);
   CHECK_FALSE(file.is_target(0));          // the first prompt's first byte
   CHECK(file.is_target(file.size() - 1));  // the last document's EOT
+}
+
+// The byte tokenizer with a BOS token, 257, as Llama's tokenizers put before each text.
+class ByteTokenizerWithBos : public Tokenizer {
+ public:
+  std::string name() const override { return "byte+bos"; }
+  int vocab_size() const override { return 258; }
+  int32_t eot_token() const override { return bytes_.eot_token(); }
+  std::optional<int32_t> bos_token() const override { return 257; }
+  std::vector<int32_t> encode(std::string_view text) const override { return bytes_.encode(text); }
+  std::string decode(const std::vector<int32_t>& tokens) const override {
+    return bytes_.decode(tokens);
+  }
+
+ private:
+  ByteTokenizer bytes_;
+};
+
+TEST_CASE("prepare puts BOS first: a target in a text, part of the prompt otherwise") {
+  TempDir dir;
+  const std::string input = dir.write("mixed.jsonl",
+                                      "{\"text\": \"ab\"}\n"
+                                      "{\"prompt\": \"Q\", \"response\": \"A\"}\n");
+  const std::string output = dir.file("mixed.tok");
+  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizerWithBos(), false);
+  CHECK(read_all(output) == std::vector<int32_t>{257, 'a', 'b', 256, 257, 'Q', 'A', 256});
+  CHECK(targets_of(output) == std::vector<int>{1, 1, 1, 1, 0, 0, 1, 1});
+  CHECK(stats.target_tokens == 6);
 }
 
 TEST_CASE("prepare of a plain text file writes one document and its EOT") {
