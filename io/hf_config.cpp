@@ -282,7 +282,6 @@ Json rope_scaling_json(const RopeScaling& s) {
 
 Json hf_config_json(const ModelConfig& c) {
   Json j = Json::object({});
-  write_special_tokens(c, j);
   if (c.family == ModelFamily::gpt2) {
     j.set("architectures", Json::array({Json::string("GPT2LMHeadModel")}));
     j.set("model_type", Json::string("gpt2"));
@@ -299,6 +298,7 @@ Json hf_config_json(const ModelConfig& c) {
     j.set("embd_pdrop", Json::number(0));
     j.set("attn_pdrop", Json::number(0));
     j.set("tie_word_embeddings", Json::boolean(true));
+    write_special_tokens(c, j);
     return j;
   }
   j.set("architectures", Json::array({Json::string("LlamaForCausalLM")}));
@@ -319,6 +319,7 @@ Json hf_config_json(const ModelConfig& c) {
   j.set("tie_word_embeddings", Json::boolean(c.tie_embeddings));
   j.set("attention_bias", Json::boolean(false));
   j.set("mlp_bias", Json::boolean(false));
+  write_special_tokens(c, j);
   return j;
 }
 
