@@ -126,16 +126,17 @@ void read_rope(const Json& j, const std::string& source, ModelConfig& c) {
   const bool has_scaling = scaling && !scaling->is_null();
   LLMFT_REQUIRE(!(has_parameters && has_scaling),
                 source << ": both rope_parameters and rope_scaling are given; keep one");
-  if (!has_parameters && !has_scaling) return;
   const std::string key = has_parameters ? "rope_parameters" : "rope_scaling";
-  const Json& rope = has_parameters ? *parameters : *scaling;
+  const Json empty = Json::object({});
+  const Json& rope = has_parameters ? *parameters : has_scaling ? *scaling : empty;
   const std::string where = source + " " + key;
   LLMFT_REQUIRE(rope.is_object(), source << ": " << key << " must be an object or null");
-  c.rope_theta = float_key(rope, "rope_theta", c.rope_theta, where);
   const float partial = float_key(rope, "partial_rotary_factor",
                                   float_key(j, "partial_rotary_factor", 1.0f, source), where);
-  LLMFT_REQUIRE(partial == 1.0f, where << ": partial_rotary_factor " << partial
-                                       << " is not supported; llmft rotates whole heads (1.0)");
+  LLMFT_REQUIRE(partial == 1.0f, source << ": partial_rotary_factor " << partial
+                                        << " is not supported; llmft rotates whole heads (1.0)");
+  if (!has_parameters && !has_scaling) return;
+  c.rope_theta = float_key(rope, "rope_theta", c.rope_theta, where);
   const Json* type = rope.find("rope_type");
   if (type == nullptr || type->is_null()) type = rope.find("type");
   std::string name = "default";

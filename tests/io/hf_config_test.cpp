@@ -105,6 +105,8 @@ TEST_CASE("rope types llmft does not compute are refused by name") {
   CHECK_THROWS_WITH_AS(parse(tiny_llama(R"("rope_scaling": {"rope_type": "linear", "factor": 2.0,
                            "partial_rotary_factor": 0.5})")),
                        doctest::Contains("partial_rotary_factor 0.5 is not supported"), Error);
+  CHECK_THROWS_WITH_AS(parse(tiny_llama("", R"("partial_rotary_factor": 0.25)")),
+                       doctest::Contains("partial_rotary_factor 0.25 is not supported"), Error);
   CHECK_THROWS_WITH_AS(parse(tiny_llama(R"("rope_scaling": {"rope_type": "llama3"})")),
                        doctest::Contains("\"factor\" must be a number"), Error);
 }
