@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <deque>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,7 +20,8 @@ struct NoticeChannel {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
-  std::vector<bool> heard_from;  // per world rank: a notice from it has arrived
+  // Per world rank: the first notice that arrived from it, if one has.
+  std::vector<std::optional<std::string>> heard_from;
   // Sends may outlive report_failure (it stops waiting after the grace period), so their
   // buffers and requests live as long as the process.
   std::deque<std::string> sent_messages;
@@ -33,6 +36,13 @@ NoticeChannel& channel() {
 bool heard_from_every_other_rank(const NoticeChannel& c) {
   for (int r = 0; r < c.size; ++r) {
     if (r != c.rank && !c.heard_from[r]) return false;
+  }
+  return true;
+}
+
+bool every_other_rank_sent(const NoticeChannel& c, const std::string& message) {
+  for (int r = 0; r < c.size; ++r) {
+    if (r != c.rank && c.heard_from[r] != message) return false;
   }
   return true;
 }
@@ -72,17 +82,19 @@ void init_failure_notices() {
   LLMFT_MPI_CHECK(MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN));
   LLMFT_MPI_CHECK(MPI_Comm_rank(c.comm, &c.rank));
   LLMFT_MPI_CHECK(MPI_Comm_size(c.comm, &c.size));
-  c.heard_from.assign(c.size, false);
+  c.heard_from.assign(c.size, std::nullopt);
 }
 
-void report_failure(const std::string& message) noexcept {
+bool report_failure(const std::string& message) noexcept {
   NoticeChannel& c = channel();
-  if (c.comm == MPI_COMM_NULL) return;
+  if (c.comm == MPI_COMM_NULL) return false;
   try {
     send_to_every_other_rank(c, message);
     wait_for_peers(c);
+    return every_other_rank_sent(c, message);
   } catch (...) {
     // The caller is about to abort; an MPI error here changes nothing about that.
+    return false;
   }
 }
 
@@ -98,7 +110,7 @@ std::optional<FailureNotice> receive_failure_notice() {
   FailureNotice notice{status.MPI_SOURCE, std::string(static_cast<size_t>(length), '\0')};
   LLMFT_MPI_CHECK(MPI_Recv(notice.message.data(), length, MPI_CHAR, status.MPI_SOURCE, kNoticeTag,
                            c.comm, MPI_STATUS_IGNORE));
-  c.heard_from[notice.rank] = true;
+  if (!c.heard_from[notice.rank]) c.heard_from[notice.rank] = notice.message;
   return notice;
 }
 

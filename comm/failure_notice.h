@@ -9,7 +9,10 @@
 // sends), then waits, at most kFailureReportGraceSeconds, until the sends have completed
 // and every other rank has reported back. A rank whose wait a notice ended reports its own
 // failure in turn, so the grace period lets the peers print their errors before the
-// caller's MPI_Abort ends the job. Then it returns; the caller aborts.
+// caller's MPI_Abort ends the job. Then it returns; the caller aborts, unless every
+// other rank reported the very same message: then all of them found the same error on
+// their own (a bad option, a bad input, a diverged loss), and the caller may print it once,
+// on rank 0, and end without MPI_Abort (launch/main.cpp).
 // Waiting: every collective's wait (comm/mpi_request.h) polls receive_failure_notice(),
 // an MPI_Iprobe on the notices' communicator, and fails with the notice's rank and text.
 // A notice is received once: it ends the one wait that finds it.
@@ -22,7 +25,15 @@
 #include <optional>
 #include <string>
 
+#include "core/error.h"
+
 namespace llmft {
+
+// A wait that a notice ended: this rank did not fail itself, another one did.
+class PeerFailedError : public Error {
+ public:
+  using Error::Error;
+};
 
 constexpr double kFailureReportGraceSeconds = 2;
 
@@ -35,8 +46,9 @@ struct FailureNotice {
 void init_failure_notices();
 
 // Tells every other rank that this one failed with `message`. Best effort: it never
-// throws (an MPI error here is ignored, since the caller is about to abort).
-void report_failure(const std::string& message) noexcept;
+// throws (an MPI error here is ignored, since the caller is about to abort). Returns true
+// when, within the grace period, every other rank reported exactly `message` too.
+bool report_failure(const std::string& message) noexcept;
 
 // The next notice that another rank sent, if one has arrived.
 std::optional<FailureNotice> receive_failure_notice();

@@ -1,6 +1,7 @@
 #include "comm/poll_wait.h"
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "comm/failure_notice.h"
@@ -22,8 +23,8 @@ void poll_wait(const std::function<bool()>& done, const std::string& description
     if (done()) return;
     if (const auto notice = receive_failure_notice()) {
       if (give_up) give_up();
-      LLMFT_FAIL(description << " aborted: rank " << notice->rank
-                             << " failed: " << notice->message);
+      throw PeerFailedError(description + " aborted: rank " + std::to_string(notice->rank) +
+                            " failed: " + notice->message);
     }
     const auto now = std::chrono::steady_clock::now();
     if (now > deadline) {

@@ -19,6 +19,15 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Training diverged: a loss, gradient norm or weight became non-finite (or fp16 overflowed
+// too many steps in a row). The job ends with kDivergedExitCode, and nothing is saved
+// from the non-finite state.
+class DivergedError : public Error {
+ public:
+  using Error::Error;
+};
+inline constexpr int kDivergedExitCode = 65;
+
 // Builds "what (expr at file:line)" for vendor-call failures.
 std::string describe_call_failure(const std::string& what, const char* expr, const char* file,
                                   int line);

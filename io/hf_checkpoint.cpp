@@ -1,6 +1,7 @@
 #include "io/hf_checkpoint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -26,24 +27,34 @@ std::string shard_name(int shard, int shards) {
   return name;
 }
 
-// Weight files an earlier save may have left in `dir` that this one did not write.
-void remove_stale_weights(const std::string& dir, const std::vector<std::string>& written) {
-  static const std::regex shard_pattern(R"(model-\d{5}-of-\d{5}\.safetensors)");
-  std::vector<fs::path> stale;
+std::string partial_path(const std::string& dir, const std::string& name) {
+  return (fs::path(dir) / ("." + name + ".partial")).string();
+}
+
+// Removes the files of `dir` whose names match `pattern` and are not in `keep`.
+void remove_matching(const std::string& dir, const std::regex& pattern,
+                     const std::vector<std::string>& keep, const char* what) {
+  std::vector<fs::path> doomed;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    const bool weights =
-        name == kSingleName || name == kIndexName || std::regex_match(name, shard_pattern);
-    if (weights && std::find(written.begin(), written.end(), name) == written.end()) {
-      stale.push_back(entry.path());
+    if (std::regex_match(name, pattern) &&
+        std::find(keep.begin(), keep.end(), name) == keep.end()) {
+      doomed.push_back(entry.path());
     }
   }
-  for (const fs::path& path : stale) {
+  for (const fs::path& path : doomed) {
     std::error_code ec;
     fs::remove(path, ec);
-    LLMFT_REQUIRE(!ec, "cannot remove " << path.string() << ", left by an earlier save: "
-                                        << ec.message() << "; remove it by hand");
+    LLMFT_REQUIRE(!ec, "cannot remove " << path.string() << ", " << what << ": " << ec.message()
+                                        << "; remove it by hand");
   }
+}
+
+// Weight files an earlier save may have left in `dir` that this one did not write.
+void remove_stale_weights(const std::string& dir, const std::vector<std::string>& written) {
+  static const std::regex weights(
+      R"(model\.safetensors|model\.safetensors\.index\.json|model-\d{5}-of-\d{5}\.safetensors)");
+  remove_matching(dir, weights, written, "left by an earlier save");
 }
 
 // Copies (rows, cols) row-major `src` into (cols, rows) `dst`.
@@ -94,6 +105,8 @@ HfModelWriter::HfModelWriter(std::string dir, ModelConfig config, std::vector<Un
     : dir_(std::move(dir)), config_(std::move(config)), units_(std::move(units)) {
   LLMFT_REQUIRE(max_shard_bytes > 0, "--save-max-shard-size must be positive");
   ensure_directory(dir_, "model directory");
+  static const std::regex partial(R"(\.model.*\.safetensors\.partial)");
+  remove_matching(dir_, partial, {}, "left by an interrupted save");
   int shards = 0;
   uint64_t shard_bytes = 0;
   for (const UnitLayout& unit : units_) {
@@ -117,13 +130,21 @@ void HfModelWriter::add_unit(const std::vector<float>& values) {
   LLMFT_REQUIRE(next_unit_ < units_.size(), "internal: more units than the model has");
   const UnitLayout& unit = units_[next_unit_++];
   for (const ParamInfo& p : unit.params) {
+    const float* first = values.data() + p.offset;
+    const float* bad =
+        std::find_if(first, first + p.numel(), [](float v) { return !std::isfinite(v); });
+    if (bad != first + p.numel()) {
+      throw DivergedError("not saving to " + dir_ + ": tensor " + p.name + " holds " +
+                          std::to_string(*bad) +
+                          " (the run diverged); the directory was left as it was");
+    }
     pending_.push_back(hf_tensor(p, values.data()));
     const int shard = shard_of_tensor_[next_tensor_++];
     const bool shard_full =
         next_tensor_ == shard_of_tensor_.size() || shard_of_tensor_[next_tensor_] != shard;
     if (shard_full) {
-      write_safetensors((fs::path(dir_) / shard_names_[shard]).string(), pending_,
-                        {{"format", "pt"}});
+      write_safetensors(partial_path(dir_, shard_names_[shard]), pending_, {{"format", "pt"}});
+      ++shards_written_;
       pending_.clear();
     }
   }
@@ -131,6 +152,13 @@ void HfModelWriter::add_unit(const std::vector<float>& values) {
 
 void HfModelWriter::finish() {
   LLMFT_REQUIRE(next_unit_ == units_.size(), "internal: the model directory misses units");
+  for (const std::string& name : shard_names_) {
+    std::error_code ec;
+    fs::rename(partial_path(dir_, name), fs::path(dir_) / name, ec);
+    LLMFT_REQUIRE(!ec,
+                  "cannot move " << partial_path(dir_, name) << " into place: " << ec.message());
+  }
+  finished_ = true;
   std::vector<std::string> written = shard_names_;
   if (shard_names_.size() > 1) {
     Json::Object weight_map;
@@ -152,6 +180,14 @@ void HfModelWriter::finish() {
   remove_stale_weights(dir_, written);
   write_file_atomically((fs::path(dir_) / "config.json").string(),
                         hf_config_json(config_).dump() + "\n");
+}
+
+HfModelWriter::~HfModelWriter() {
+  if (finished_) return;
+  for (int s = 0; s < shards_written_; ++s) {
+    std::error_code ignored;
+    fs::remove(partial_path(dir_, shard_names_[s]), ignored);
+  }
 }
 
 std::string HfModelWriter::describe() const {

@@ -29,17 +29,25 @@ void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>
 // Creates `dir` (and its parents) if needed; an Error naming `option` when it cannot.
 void ensure_directory(const std::string& dir, const std::string& option);
 
-// Writes a model directory unit by unit, holding at most one shard's tensors in memory:
-// shards as they fill (each atomically), then in finish() the index (when there are
-// several), the removal of weight files of an earlier save in `dir` that are not part of
-// this one, and config.json last, so a failure never leaves a new config beside old or
-// missing weights. Shards fill in parameter order; a shard closes before the tensor that
-// would take it past `max_shard_bytes` (a larger tensor gets a shard of its own).
+// Writes a model directory unit by unit, holding at most one shard's tensors in memory.
+// Shards are written as they fill, under the temporary names ".NAME.partial"; finish()
+// renames them into place, writes the index (when there are several), removes the weight
+// files of an earlier save in `dir` that are not part of this one, and writes config.json
+// last. A writer destroyed unfinished (an error, non-finite weights) removes its partial
+// files, so a failed save leaves `dir` as it was. Shards fill in parameter order; a shard
+// closes before the tensor that would take it past `max_shard_bytes` (a larger tensor
+// gets a shard of its own).
 class HfModelWriter {
  public:
+  // Removes partial files an interrupted earlier save left in `dir`.
   HfModelWriter(std::string dir, ModelConfig config, std::vector<UnitLayout> units,
                 uint64_t max_shard_bytes = kDefaultMaxShardBytes);
-  // The next unit's values, in the order of `units`.
+  ~HfModelWriter();
+  HfModelWriter(const HfModelWriter&) = delete;
+  HfModelWriter& operator=(const HfModelWriter&) = delete;
+
+  // The next unit's values, in the order of `units`. Throws DivergedError naming the tensor
+  // when a value is not finite (nothing of this save is kept).
   void add_unit(const std::vector<float>& values);
   void finish();
 
@@ -57,6 +65,8 @@ class HfModelWriter {
   std::vector<SafeTensor> pending_;  // the current shard's tensors so far
   size_t next_unit_ = 0, next_tensor_ = 0;
   uint64_t total_bytes_ = 0;
+  int shards_written_ = 0;
+  bool finished_ = false;
 };
 
 // The whole model at once: HfModelWriter over `values`.

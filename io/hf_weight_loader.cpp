@@ -1,6 +1,7 @@
 #include "io/hf_weight_loader.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "core/host_convert.h"
@@ -120,10 +121,15 @@ std::vector<float> HfWeightLoader::read_unit(const UnitLayout& whole, const Unit
                                            << "; check that --model matches the checkpoint");
     TensorReader reader(tensor, stored_dtype(*tensor.entry, path));
     const int64_t rows = full.shape[0], cols = full.shape.size() == 2 ? full.shape[1] : 1;
+    float* param = values.data() + local.params[i].offset;
     for (const Block& block : blocks_of(local.params[i], cols, slice)) {
-      read_block(reader, block, rows, cols, full.hf_transposed,
-                 values.data() + local.params[i].offset);
+      read_block(reader, block, rows, cols, full.hf_transposed, param);
     }
+    const float* bad = std::find_if(param, param + local.params[i].numel(),
+                                    [](float v) { return !std::isfinite(v); });
+    LLMFT_REQUIRE(bad == param + local.params[i].numel(),
+                  path << ": tensor " << full.name << " holds " << *bad
+                       << "; the weights are corrupt or come from a diverged run");
   }
   return values;
 }

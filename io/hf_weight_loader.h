@@ -22,8 +22,8 @@ class HfWeightLoader {
   explicit HfWeightLoader(const std::string& path) : files_(path) {}
 
   // The unit's values laid out as `local` (the rank's slice of `whole`; padding rows zero).
-  // Throws naming the file and the tensor when one is missing or has another shape, or a
-  // dtype that is not F32, BF16 or F16.
+  // Throws naming the file and the tensor when one is missing, has another shape or a
+  // dtype that is not F32, BF16 or F16, or holds a value that is not finite.
   std::vector<float> read_unit(const UnitLayout& whole, const UnitLayout& local, TpSlice slice);
 
   uint64_t bytes_read() const { return files_.bytes_read(); }

@@ -1,12 +1,12 @@
 // The llmft executable: initialises MPI, dispatches to a subcommand, and is the one
-// place that catches errors: it prints "rank N: error: ...", tells the other ranks
-// (so that a rank waiting in a collective names this one instead of hanging), and ends
-// the whole job.
-#include <cstdio>
+// place that catches errors: it ends the whole job as comm/job_failure.h says (the other
+// ranks told, so that none waits in a collective; an error every rank found printed once).
 #include <exception>
 #include <string>
 
 #include "comm/failure_notice.h"
+#include "comm/job_failure.h"
+#include "core/error.h"
 #include "launch/commands.h"
 
 int main(int argc, char** argv) {
@@ -26,9 +26,7 @@ int main(int argc, char** argv) {
     if (command == "export") return llmft::run_export(args, mpi);
     return llmft::run_train(args, mpi);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rank %d: error: %s\n", mpi.rank(), e.what());
-    std::fflush(stderr);
-    if (mpi.size() > 1) llmft::report_failure(e.what());
-    mpi.abort(1);
+    return llmft::end_job_after_error(
+        e, dynamic_cast<const llmft::DivergedError*>(&e) ? llmft::kDivergedExitCode : 1, mpi);
   }
 }

@@ -1,10 +1,10 @@
 // `llmft [train]`: fine-tune a model on a token file and report every step.
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
 
 #include "comm/communicator_registry.h"
+#include "comm/rank_agreement.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
 #include "core/error.h"
@@ -17,7 +17,9 @@
 #include "io/token_file.h"
 #include "launch/auto_plan.h"
 #include "launch/commands.h"
+#include "launch/divergence_guard.h"
 #include "launch/initial_weights.h"
+#include "launch/run_settings.h"
 #include "launch/train_checkpoints.h"
 #include "launch/train_options.h"
 #include "launch/train_report.h"
@@ -88,6 +90,11 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                 "--seq-len " << o.seq_len << " is longer than the context of --model "
                              << config.name << " (" << config.max_seq_len
                              << " positions); use --seq-len " << config.max_seq_len << " or less");
+  std::vector<Setting> settings = option_settings(values);
+  settings.push_back(model_setting(config));
+  settings.push_back(data_file_setting("--data", o.data));
+  settings.push_back(data_file_setting("--val-data", o.val_data));
+  require_ranks_agree(settings);
 
   EngineOptions engine_options = engine_options_from(o);
   const size_t requested_memory = parse_byte_size(o.device_memory, "--device-memory");
@@ -200,6 +207,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   const io::BatchCut cut{o.micro_batch, o.grad_accum, dp};
   const std::unique_ptr<Event> step_start = backend->create_event(),
                                step_end = backend->create_event();
+  DivergenceGuard divergence(engine_options.dtype, o.max_skipped_steps);
   int64_t windows_consumed = start.windows_consumed;
   for (int step = start.step; step <= o.steps; ++step) {
     const std::vector<size_t> windows = loader.windows_at(windows_consumed, cut.global_windows());
@@ -213,9 +221,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     backend->record(*step_end, Queue::compute);
     backend->synchronize(*step_end);
     const double seconds = backend->elapsed_seconds(*step_start, *step_end);
-    LLMFT_REQUIRE(std::isfinite(stats.loss), "the loss became "
-                                                 << stats.loss << " at step " << step
-                                                 << "; lower --lr or enable --clip-grad");
+    divergence.after_step(step, stats);
     StepRecord record{step,
                       stats,
                       seconds,

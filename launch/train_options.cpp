@@ -57,7 +57,10 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("initial-loss-scale", po::value(&o.initial_loss_scale)->default_value(65536.0f),
        "fp16: the starting dynamic loss scale")
       ("loss-scale-window", po::value(&o.loss_scale_window)->default_value(1000),
-       "fp16: clean steps before the loss scale doubles (it halves on overflow)");
+       "fp16: clean steps before the loss scale doubles (it halves on overflow)")
+      ("max-skipped-steps", po::value(&o.max_skipped_steps)->default_value(10),
+       "fp16: overflow-skipped steps in a row after which the run stops as diverged (exit "
+       "code 65); in fp32 and bf16 the first non-finite loss or gradient norm stops it");
   po::options_description run("Run");
   run.add_options()
       ("device", po::value(&o.device)->default_value("cpu"),
@@ -165,6 +168,7 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
   LLMFT_REQUIRE(o.initial_loss_scale >= 1, "--initial-loss-scale must be at least 1");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
+  LLMFT_REQUIRE(o.max_skipped_steps >= 0, "--max-skipped-steps must not be negative");
   LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
   LLMFT_REQUIRE(o.checkpoint_every >= 0, "--checkpoint-every must not be negative");
   LLMFT_REQUIRE(o.keep_checkpoints >= 0, "--keep-checkpoints must not be negative");

@@ -21,6 +21,7 @@ struct TrainOptions {
   bool activation_checkpointing = false;
   float initial_loss_scale;
   int loss_scale_window;
+  int max_skipped_steps;
   uint64_t seed;
   bool print_params = false;
   bool share_devices = false;

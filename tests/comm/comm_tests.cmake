@@ -13,4 +13,10 @@ add_test(NAME comm_rank_failure
           "rank 0: error: all_reduce \\(step 3\\) aborted: rank 1 failed: injected failure" --
           ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${LLMFT_MPI_FLAGS}
           $<TARGET_FILE:comm_rank_failure>)
-set_tests_properties(comm_rank_failure PROPERTIES TIMEOUT 60)
+# The failed rank's own message is printed too, before the job ends (comm/job_failure.h).
+add_test(NAME comm_rank_failure_origin
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/expect_failure.sh
+          "^rank 1: error: injected failure in the backward of step 3" --
+          ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${LLMFT_MPI_FLAGS}
+          $<TARGET_FILE:comm_rank_failure>)
+set_tests_properties(comm_rank_failure comm_rank_failure_origin PROPERTIES TIMEOUT 60)

@@ -1,6 +1,6 @@
 // A job in which rank 1 fails mid-collective (the comm_rank_failure test): every rank enters the
 // step's all_reduce except rank 1, which throws first. Errors end the job the way
-// launch/main.cpp does: print "rank N: error: ...", report_failure, abort.
+// launch/main.cpp does (comm/job_failure.h).
 #include <mpi.h>
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "comm/failure_notice.h"
+#include "comm/job_failure.h"
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
 #include "core/error.h"
@@ -28,9 +29,6 @@ int main(int argc, char** argv) {
     std::printf("rank %d: step 3 completed without rank 1\n", mpi.rank());
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rank %d: error: %s\n", mpi.rank(), e.what());
-    std::fflush(stderr);
-    llmft::report_failure(e.what());
-    mpi.abort(1);
+    return llmft::end_job_after_error(e, 1, mpi);
   }
 }

@@ -1,7 +1,8 @@
 // Hugging Face weights written by HfModelWriter (one file or shards + index) and read back
 // by HfWeightLoader: whole units and tensor-parallel slices equal core/tp_slice's slices of
 // what was written, a rank reads only its slices' bytes, BF16/F16 files convert as
-// core/host_convert does, and a broken download is refused naming the file.
+// core/host_convert does, a broken download or non-finite weights are refused naming the
+// file, and a failed save leaves the directory as it was.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -64,6 +67,16 @@ std::string error_of(const std::function<void()>& run) {
     return e.what();
   }
   return "";
+}
+
+// Every file of the directory: name -> bytes.
+std::map<std::string, std::string> contents(const TempDir& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    files[entry.path().filename().string()] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return files;
 }
 
 void load_whole(const std::string& path, const std::vector<UnitLayout>& units) {
@@ -237,4 +250,35 @@ TEST_CASE("a broken download is refused naming the file") {
     CHECK(message.find("holds neither model.safetensors.index.json nor model.safetensors") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("a save with non-finite weights leaves the directory as it was") {
+  const ModelConfig config = preset_config("gpt2-tiny");
+  const std::vector<UnitLayout> units = unit_layouts(config);
+  TempDir dir;
+  io::write_hf_model_dir(dir.path().string(), config, units, random_values(units, 1), 64 * 1024);
+  const std::map<std::string, std::string> before = contents(dir);
+  // An interrupted save's partial file, which the next save clears away.
+  dir.write(".model-00002-of-00009.safetensors.partial", "partial");
+  io::UnitValues diverged = random_values(units, 2);
+  diverged.back()[3] = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_AS(io::write_hf_model_dir(dir.path().string(), config, units, diverged, 64 * 1024),
+                  DivergedError);
+  CHECK(contents(dir) == before);
+}
+
+TEST_CASE("weights holding NaN or inf are refused when loaded, naming the tensor") {
+  const ModelConfig config = preset_config("llama-tiny");
+  const std::vector<UnitLayout> units = unit_layouts(config);
+  io::UnitValues values = random_values(units, 4);
+  values[1][units[1].params[2].offset + 5] = std::numeric_limits<float>::quiet_NaN();
+  TempDir dir;
+  std::vector<io::SafeTensor> tensors;
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (const ParamInfo& p : units[u].params)
+      tensors.push_back(io::hf_tensor(p, values[u].data()));
+  }
+  io::write_safetensors(dir.file("model.safetensors"), tensors);
+  const std::string message = error_of([&] { load_whole(dir.path().string(), units); });
+  CHECK(message.find(units[1].params[2].name + " holds nan") != std::string::npos);
 }

@@ -12,6 +12,8 @@ add_test(NAME cli_setup COMMAND bash -c
    echo '{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64,' > '${cli_dir}/malformed.json' &&
    echo '{\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 257, \"n_positions\": 64, \"n_embd\": 48, \"n_layer\": 2, \"n_head\": 3}' > '${cli_dir}/three_heads.json' &&
    echo '{\"architectures\": [\"MistralForCausalLM\"], \"hidden_size\": 64}' > '${cli_dir}/unknown_arch.json' &&
+   mkdir -p '${cli_dir}/node_a' '${cli_dir}/node_b' && cp '${cli_dir}/val.tok' '${cli_dir}/node_a/' &&
+   head -c 4000 '${cli_dir}/val.tok' > '${cli_dir}/node_b/val.tok' &&
    printf '{\"text\": \"fine\"}\\nnot json\\n' > '${cli_dir}/not_json.jsonl' &&
    printf '{\"text\": \"fine\"}\\n{\"prompt\": \"no response\"}\\n' > '${cli_dir}/no_field.jsonl' &&
    : > '${cli_dir}/empty.jsonl'")
@@ -206,3 +208,37 @@ cli_failure(resume_missing "--resume=.*absent.h5: no such checkpoint file or dir
   --data ${cli_dir}/val.tok --resume=${cli_dir}/absent.h5 ${train_outputs})
 cli_failure(export_missing "--resume=.*absent.h5: no such checkpoint"
   export --checkpoint ${cli_dir}/absent.h5 --save-dir ${cli_dir}/out)
+
+# The divergence policy (README "When things go wrong"): a non-finite loss or gradient norm,
+# or too many fp16 overflows in a row, ends the run with exit code 65 and leaves the model
+# saved before in the same --save-dir as it was (tests/launch/divergence.sh).
+add_test(NAME divergence COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/divergence.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/divergence)
+set_tests_properties(divergence PROPERTIES TIMEOUT 300)
+
+# Ranks that were started with different settings stop before their first collective, with
+# one error naming the setting and each rank's value (tests/launch/expect_failure.sh: no
+# crash, no signal); an error every rank finds the same way is printed once, by rank 0,
+# without MPI_Abort's report (launch/main.cpp, comm/job_failure.h).
+set(two_programs ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 1 ${llmft}
+  --data ${cli_dir}/val.tok --seq-len 16 --steps 1 --threads 1)
+add_test(NAME cli_ranks_disagree_zero COMMAND bash ${expect}
+  "^error: the ranks do not agree on --zero: rank 0 has \"0\", rank 1 has \"3\"" --once --
+  ${two_programs} : ${MPIEXEC_NUMPROC_FLAG} 1 ${llmft} --data ${cli_dir}/val.tok --seq-len 16
+  --steps 1 --threads 1 --zero 3)
+add_test(NAME cli_ranks_disagree_model COMMAND bash ${expect}
+  "^error: the ranks do not agree on --model: rank 0 has \"gpt2-tiny\", rank 1 has \"llama-tiny\"" --once --
+  ${two_programs} --model gpt2-tiny : ${MPIEXEC_NUMPROC_FLAG} 1 ${llmft}
+  --data ${cli_dir}/val.tok --seq-len 16 --steps 1 --threads 1 --model llama-tiny)
+# The same --data path names different files on the two "nodes" (working directories).
+add_test(NAME cli_ranks_disagree_data COMMAND bash ${expect}
+  "^error: the ranks do not agree on --data file: rank 0 has \"[0-9]+ bytes.*rank 1 has \"4000 bytes" --once --
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 1 --wdir ${cli_dir}/node_a
+  ${llmft} --data val.tok --seq-len 16 --steps 1 --threads 1 : ${MPIEXEC_NUMPROC_FLAG} 1
+  --wdir ${cli_dir}/node_b ${llmft} --data val.tok --seq-len 16 --steps 1 --threads 1)
+set_tests_properties(cli_ranks_disagree_zero cli_ranks_disagree_model cli_ranks_disagree_data
+  PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60)
+add_test(NAME cli_error_printed_once COMMAND bash ${expect} "^error: .*no_such_file.tok" --once
+  -- ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 4 ${llmft}
+  --data ${cli_dir}/no_such_file.tok --threads 1)
+set_tests_properties(cli_error_printed_once PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60)

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Runs a command that must fail cleanly: non-zero exit without a signal (no crash, no
 # core dump), an error on stderr matching PATTERN, and none of the --absent paths left.
-# With --one-line, stderr must be exactly one line.
-# usage: expect_failure.sh PATTERN [--one-line] [--absent PATH]... -- COMMAND...
+# With --one-line, stderr must be exactly one line; with --once (a job of several ranks,
+# where the launcher adds its own lines), exactly one line holds "error:" and none
+# MPI_Abort's report.
+# usage: expect_failure.sh PATTERN [--one-line|--once] [--absent PATH]... -- COMMAND...
 set -uo pipefail
 pattern=$1
 shift
 one_line=0
+once=0
 absent=()
 while [[ $# -gt 0 && $1 != "--" ]]; do
   case $1 in
     --one-line) one_line=1 ;;
+    --once) once=1 ;;
     --absent) absent+=("$2"); shift ;;
     *) echo "expect_failure.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -31,6 +35,10 @@ fail() { echo "FAILED: $1"; exit 1; }
 grep -Eq -- "$pattern" <<< "$stderr_text" || fail "stderr does not match /$pattern/"
 if [[ $one_line -eq 1 ]]; then
   [[ $(printf '%s\n' "$stderr_text" | wc -l) -eq 1 ]] || fail "the error is not one line"
+fi
+if [[ $once -eq 1 ]]; then
+  [[ $(grep -c "error:" <<< "$stderr_text") -eq 1 ]] || fail "the error is not printed once"
+  ! grep -q "MPI_ABORT" <<< "$stderr_text" || fail "MPI_Abort's report was printed"
 fi
 for path in "${absent[@]}"; do
   [[ ! -e $path ]] || fail "partial output $path was left behind"
