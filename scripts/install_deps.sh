@@ -4,12 +4,15 @@
 # doctest, gnuplot (examples/ablate.sh's chart). With --python, also the Python
 # environment the oracle tests and benchmarks use (torch, transformers, safetensors,
 # tokenizers, h5py), kept outside the clone in LLMFT_VENV (default ~/.cache/llmft/venv)
-# so repeated runs reuse it.
+# so repeated runs reuse it. With --fuzz, also clang and libFuzzer (scripts/fuzz.sh).
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-openmp-dev
           libhdf5-openmpi-dev libboost-program-options-dev doctest-dev python3 python3-venv
           gnuplot-nox)
+for arg in "$@"; do
+  [[ $arg == --fuzz ]] && packages+=(clang libclang-rt-dev)
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,7 +25,7 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
 fi
 
-if [[ ${1:-} == --python ]]; then
+if [[ " $* " == *" --python "* ]]; then
   venv=${LLMFT_VENV:-$HOME/.cache/llmft/venv}
   python_packages=(torch transformers safetensors tokenizers h5py numpy)
   if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import torch, transformers, safetensors, tokenizers, h5py" 2>/dev/null; then
