@@ -29,6 +29,7 @@
 #include "core/model_factory.h"
 #include "core/version.h"
 #include "io/hf_config.h"
+#include "io/output_directory.h"
 #include "launch/guarded_main.h"
 #include "parallel/engine.h"
 #include "parallel/state_transfers.h"
@@ -112,7 +113,7 @@ int run(int argc, char** argv) {
   }
 
   const std::string dir = args["dir"];
-  if (lead) prepare_checkpoint_dir(dir);
+  if (lead) io::prepare_output_directory(dir, "--dir", 0, "the checkpoint");
   const RankPlace place{TpSlice{}, rank, lead};
   CheckpointInfo info;
   info.llmft_version = llmft_version();

@@ -66,22 +66,6 @@ std::vector<std::string> checkpoints_in(const std::string& dir) {
   return paths;
 }
 
-void prepare_checkpoint_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  LLMFT_REQUIRE(!ec && fs::is_directory(dir), "--checkpoint-dir "
-                                                  << dir << ": cannot create the directory ("
-                                                  << (ec ? ec.message() : "a file is in the way")
-                                                  << "); choose a writable path");
-  const std::string probe = (fs::path(dir) / ".llmft_write_probe").string();
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int error = errno;
-  LLMFT_REQUIRE(fd >= 0, "--checkpoint-dir " << dir << " is not writable (" << std::strerror(error)
-                                             << "); choose a directory this job can write");
-  ::close(fd);
-  fs::remove(probe, ec);
-}
-
 void remove_partial_checkpoints(const std::string& dir) {
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {

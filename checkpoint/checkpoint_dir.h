@@ -18,10 +18,6 @@ std::string partial_checkpoint_path(const std::string& dir, int64_t step);
 // The checkpoints in `dir` by name, oldest first (none when the directory does not exist).
 std::vector<std::string> checkpoints_in(const std::string& dir);
 
-// Creates `dir` if needed and checks that a file can be created in it; an Error naming
-// the option --checkpoint-dir otherwise.
-void prepare_checkpoint_dir(const std::string& dir);
-
 // Removes the partial files of interrupted writes.
 void remove_partial_checkpoints(const std::string& dir);
 

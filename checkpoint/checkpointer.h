@@ -30,7 +30,7 @@ struct RankPlace {
 
 class Checkpointer {
  public:
-  // `dir` exists and is writable (prepare_checkpoint_dir on the lead rank).
+  // `dir` exists and is writable (io/output_directory.h, on the lead rank).
   Checkpointer(std::string dir, int keep);
 
   // Collective: writes the state after step info.step; returns the checkpoint's path.

@@ -1,5 +1,8 @@
 #include "io/metrics.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -22,10 +25,19 @@ void MetricsWriter::write(const Json& object) {
   if (!enabled()) return;
   std::string line = object.dump();
   line.push_back('\n');
-  bool written = std::fwrite(line.data(), 1, line.size(), file_.get()) == line.size() &&
-                 std::fflush(file_.get()) == 0;
-  LLMFT_REQUIRE(written, "cannot write to metrics file " << path_ << ": " << std::strerror(errno)
-                                                         << "; check free disk space");
+  // Every earlier line was flushed, so the file's size is where this line starts.
+  struct stat before {};
+  const bool sized = ::fstat(::fileno(file_.get()), &before) == 0;
+  const bool written = std::fwrite(line.data(), 1, line.size(), file_.get()) == line.size() &&
+                       std::fflush(file_.get()) == 0;
+  if (written) return;
+  const int error = errno;
+  std::fprintf(stderr,
+               "warning: cannot write to metrics file %s: %s; training goes on without "
+               "metrics (free disk space for the next run)\n",
+               path_.c_str(), std::strerror(error));
+  file_.reset();
+  if (sized) ::truncate(path_.c_str(), before.st_size);
 }
 
 }  // namespace llmft::io

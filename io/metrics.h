@@ -24,8 +24,10 @@ class MetricsWriter {
   bool enabled() const { return file_ != nullptr; }
   const std::string& path() const { return path_; }
 
-  // Appends object.dump() and a newline, then flushes. Throws llmft::Error naming
-  // the path and errno if the write fails.
+  // Appends object.dump() and a newline, then flushes. Metrics are not worth a run: when
+  // the write fails (a full disk), it prints one warning naming the path and errno to
+  // stderr, cuts the file back to its last whole line, and disables the writer; training
+  // goes on.
   // REQUIRES: object.is_object()
   void write(const Json& object);
 

@@ -9,6 +9,7 @@
 #include "core/version.h"
 #include "io/hf_config.h"
 #include "io/json.h"
+#include "io/output_directory.h"
 
 namespace llmft {
 namespace {
@@ -50,7 +51,12 @@ TrainCheckpoints::TrainCheckpoints(const TrainOptions& options, const ModelConfi
     resume_path_ = resolve_resume_path(options.resume, options.checkpoint_dir, place.lead);
   }
   if (options.checkpoint_dir.empty()) return;
-  if (place.lead) prepare_checkpoint_dir(options.checkpoint_dir);
+  if (place.lead) {
+    const uint64_t weight_bytes =
+        static_cast<uint64_t>(parameter_count(config)) * dtype_size(parse_dtype(options.dtype));
+    io::prepare_output_directory(options.checkpoint_dir, "--checkpoint-dir", weight_bytes,
+                                 "one checkpoint's weights");
+  }
   checkpointer_.emplace(options.checkpoint_dir, options.keep_checkpoints);
   watch_.emplace();
 }

@@ -14,6 +14,7 @@
 #include "io/hf_checkpoint.h"
 #include "io/hf_config.h"
 #include "io/metrics.h"
+#include "io/output_directory.h"
 #include "io/token_file.h"
 #include "launch/auto_plan.h"
 #include "launch/commands.h"
@@ -189,7 +190,11 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   // after training.
   TrainCheckpoints checkpoints(o, config, engine, *backend, RankPlace{tp_slice, dp_rank, lead},
                                shape);
-  if (lead && !o.save_dir.empty()) io::ensure_directory(o.save_dir, "--save-dir");
+  if (lead && !o.save_dir.empty()) {
+    io::prepare_output_directory(o.save_dir, "--save-dir",
+                                 static_cast<uint64_t>(parameter_count(config)) * sizeof(float),
+                                 "the model's f32 weights");
+  }
   const TrainCheckpoints::Start start = checkpoints.resume();
   std::optional<TrainReport> report;
   if (lead)

@@ -62,3 +62,12 @@ TEST_CASE("MetricsWriter errors name the path") {
   CHECK_THROWS_WITH_AS(writer.write(Json::number(1)),
                        doctest::Contains("must be a JSON object, got number"), Error);
 }
+
+TEST_CASE("MetricsWriter on a full disk warns, stops writing and does not throw") {
+  // /dev/full accepts the open and fails every write with ENOSPC, as a full filesystem does.
+  MetricsWriter writer("/dev/full");
+  REQUIRE(writer.enabled());
+  CHECK_NOTHROW(writer.write(Json::object({{"step", Json::number(1)}})));
+  CHECK_FALSE(writer.enabled());
+  CHECK_NOTHROW(writer.write(Json::object({{"step", Json::number(2)}})));
+}

@@ -242,3 +242,10 @@ add_test(NAME cli_error_printed_once COMMAND bash ${expect} "^error: .*no_such_f
   -- ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 4 ${llmft}
   --data ${cli_dir}/no_such_file.tok --threads 1)
 set_tests_properties(cli_error_printed_once PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60)
+
+# Output destinations fail at startup when they cannot hold the model, and a metrics file
+# that cannot grow costs a warning, not the run (tests/launch/output_space.sh; the small
+# filesystem part is skipped where a tmpfs cannot be mounted).
+add_test(NAME output_space COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/output_space.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/output_space)
+set_tests_properties(output_space PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
