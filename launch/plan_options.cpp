@@ -64,9 +64,12 @@ DeviceDescription describe_device(const ClusterOptions& o) {
   return d;
 }
 
+std::string model_option_help() {
+  return "preset (" + joined(preset_names()) + ") or a Hugging Face config.json / model directory";
+}
+
 po::options_description plan_option_descriptions(PlanOptions& o) {
-  const std::string models =
-      "preset (" + joined(preset_names()) + ") or a Hugging Face config.json / model directory";
+  const std::string models = model_option_help();
   // clang-format off
   po::options_description job("Job (fixed by you)");
   job.add_options()

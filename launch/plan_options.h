@@ -33,6 +33,8 @@ struct PlanOptions {
   bool json = false;
 };
 
+// The help of --model (train and plan): the presets by name, or a config.json.
+std::string model_option_help();
 po::options_description plan_option_descriptions(PlanOptions& o);
 // Resolves the model and builds the planner's request; errors name the option.
 PlanRequest plan_request(const PlanOptions& o, const po::variables_map& values);

@@ -8,13 +8,11 @@
 namespace llmft {
 
 po::options_description train_option_descriptions(TrainOptions& o) {
+  const std::string models = model_option_help();
   // clang-format off
   po::options_description model("Model");
   model.add_options()
-      ("model", po::value(&o.model)->default_value("gpt2-tiny"),
-       "preset (gpt2-tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, llama-7b, "
-       "llama-13b, llama-30b, llama-65b, llama2-7b, llama2-13b, llama2-70b, tinyllama-1.1b) "
-       "or a Hugging Face config.json / model directory")
+      ("model", po::value(&o.model)->default_value("gpt2-tiny"), models.c_str())
       ("init-from", po::value(&o.init_from)->default_value(""),
        "start from these weights: a Hugging Face model directory, its "
        "model.safetensors.index.json (sharded weights) or one .safetensors file; F32, BF16 "
