@@ -1,5 +1,6 @@
 // Fuzz target: TokenFile on arbitrary bytes. llmft::Error is the expected answer to a bad
-// file; an accepted file must give tokens and a loss mask consistent with its header.
+// file; an accepted file must give ids inside its vocabulary and a loss mask consistent
+// with its header.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -16,10 +17,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(file.vocab_size() > 0);
     std::vector<int32_t> tokens(file.size());
     file.copy(0, file.size(), tokens.data());
+    std::vector<uint8_t> mask(file.size());
+    file.copy_loss_mask(0, file.size(), mask.data());
     size_t targets = 0;
     for (size_t i = 0; i < file.size(); ++i) {
+      FUZZ_CHECK(tokens[i] >= 0 && tokens[i] < file.vocab_size());
       FUZZ_CHECK(file[i] == tokens[i]);
-      targets += file.is_target(i) ? 1 : 0;
+      FUZZ_CHECK(file.is_target(i) == (mask[i] == 1));
+      targets += mask[i];
     }
     FUZZ_CHECK(targets == file.target_count());
     FUZZ_CHECK(file.has_loss_mask() || targets == file.size());

@@ -26,8 +26,10 @@ size_t count_windows(const TokenFile& file, int seq_len) {
 // that range (at most seq_len tokens), not the many inside it.
 void require_training_targets(const TokenFile& file, size_t windows, int seq_len) {
   const size_t end = windows * seq_len + 1;
-  size_t targets_outside = file.is_target(0) ? 1 : 0;
-  for (size_t i = end; i < file.size(); ++i) targets_outside += file.is_target(i) ? 1 : 0;
+  std::vector<uint8_t> outside(file.size() - end);
+  file.copy_loss_mask(end, outside.size(), outside.data());
+  const size_t targets_outside = (file.is_target(0) ? 1 : 0) +
+                                 static_cast<size_t>(std::count(outside.begin(), outside.end(), 1));
   if (file.target_count() > targets_outside) return;
   LLMFT_REQUIRE(file.target_count() > 0,
                 "token file '" << file.path() << "' has no training target: its loss mask marks "
@@ -64,8 +66,10 @@ void fill_row(const TokenFile& file, size_t window, int row, Batch& batch) {
   file.copy(window * seq_len, seq_len, batch.inputs.data() + row * seq_len);
   file.copy(first_target, seq_len, targets);
   if (!file.has_loss_mask()) return;
+  std::vector<uint8_t> is_target(seq_len);
+  file.copy_loss_mask(first_target, seq_len, is_target.data());
   for (size_t t = 0; t < seq_len; ++t) {
-    if (!file.is_target(first_target + t)) targets[t] = kMaskedTarget;
+    if (is_target[t] == 0) targets[t] = kMaskedTarget;
   }
 }
 

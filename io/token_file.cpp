@@ -1,10 +1,10 @@
 #include "io/token_file.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -33,12 +33,12 @@ uint64_t load_le(const unsigned char* in, int bytes) {
   return value;
 }
 
-// load_le with the width known at compile time, for the token loops.
+// Widens `count` little-endian tokens of kBytes bytes, stored at the front of `out`, to
+// int32 in place, from the last token down so that none is overwritten before it is read.
 template <int kBytes>
-void load_tokens(const unsigned char* in, size_t count, int32_t* out) {
-  for (size_t i = 0; i < count; ++i, in += kBytes) {
-    out[i] = static_cast<int32_t>(load_le(in, kBytes));
-  }
+void widen_in_place(int32_t* out, size_t count) {
+  const auto* raw = reinterpret_cast<const unsigned char*>(out);
+  for (size_t i = count; i-- > 0;) out[i] = static_cast<int32_t>(load_le(raw + i * kBytes, kBytes));
 }
 
 // The validated fields of a token file's header.
@@ -95,19 +95,6 @@ TokenFileHeader read_header(const std::string& path, const unsigned char* header
                                   "to recreate it");
   return {static_cast<size_t>(count), static_cast<int>(width), static_cast<int>(vocab),
           has_loss_mask};
-}
-
-// Checks that every byte of the loss mask is 0 or 1 and returns how many are 1.
-size_t count_targets(const std::string& path, const unsigned char* loss_mask, size_t count) {
-  size_t targets = 0;
-  for (size_t i = 0; i < count; ++i) {
-    LLMFT_REQUIRE(loss_mask[i] <= 1, "token file '" << path << "' has loss-mask byte "
-                                                    << int{loss_mask[i]} << " for token " << i
-                                                    << " (expected 0 or 1); the file is corrupt, "
-                                                    << "re-run `llmft prepare` to recreate it");
-    targets += loss_mask[i];
-  }
-  return targets;
 }
 
 // Whether `loss_mask` marks some token as not a target, after checking that it is
@@ -168,50 +155,74 @@ void write_token_file(const std::string& path, const std::vector<int32_t>& token
 }
 
 TokenFile::TokenFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  LLMFT_REQUIRE(fd >= 0, "cannot open token file '" << path << "': " << std::strerror(errno)
-                                                    << "; create it with `llmft prepare`");
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    const int error = errno;
-    ::close(fd);
-    LLMFT_FAIL("cannot stat token file '" << path << "': " << std::strerror(error));
-  }
-  const size_t file_bytes = static_cast<size_t>(info.st_size);
-  if (file_bytes < kTokenFileHeaderBytes) {
-    ::close(fd);
-    LLMFT_FAIL("token file '" << path << "' is " << file_bytes << " bytes, shorter than the "
-                              << kTokenFileHeaderBytes
-                              << "-byte header; re-run `llmft prepare` to recreate it");
-  }
-  void* mapping = ::mmap(nullptr, file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_error = errno;
-  ::close(fd);  // the mapping stays valid without the descriptor
-  LLMFT_REQUIRE(mapping != MAP_FAILED,
-                "cannot map token file '" << path << "': " << std::strerror(map_error));
-  mapping_ = mapping;
-  mapping_bytes_ = file_bytes;
-
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  LLMFT_REQUIRE(fd_ >= 0, "cannot open token file '" << path << "': " << std::strerror(errno)
+                                                     << "; create it with `llmft prepare`");
   try {
-    const TokenFileHeader header =
-        read_header(path, static_cast<const unsigned char*>(mapping_), file_bytes);
-    tokens_ = static_cast<const unsigned char*>(mapping_) + kTokenFileHeaderBytes;
+    struct stat info {};
+    LLMFT_REQUIRE(::fstat(fd_, &info) == 0,
+                  "cannot stat token file '" << path << "': " << std::strerror(errno));
+    LLMFT_REQUIRE(S_ISREG(info.st_mode), "token file '" << path
+                                                        << "' is not a regular file; "
+                                                           "give the path of a `llmft prepare` "
+                                                           "output");
+    file_bytes_ = static_cast<uint64_t>(info.st_size);
+    LLMFT_REQUIRE(file_bytes_ >= kTokenFileHeaderBytes,
+                  "token file '" << path << "' is " << file_bytes_ << " bytes, shorter than the "
+                                 << kTokenFileHeaderBytes
+                                 << "-byte header; re-run `llmft prepare` to recreate it");
+    unsigned char header_bytes[kTokenFileHeaderBytes];
+    if (!read_at(0, sizeof(header_bytes), header_bytes)) fail_changed("its header");
+    const TokenFileHeader header = read_header(path, header_bytes, file_bytes_);
     size_ = header.token_count;
     bytes_per_token_ = header.bytes_per_token;
     vocab_size_ = header.vocab_size;
-    target_count_ = size_;
-    if (header.has_loss_mask) {
-      loss_mask_ = tokens_ + size_ * bytes_per_token_;
-      target_count_ = count_targets(path, loss_mask_, size_);
-    }
+    has_loss_mask_ = header.has_loss_mask;
+    validate_contents();
   } catch (...) {
-    unmap();
+    ::close(fd_);
     throw;
   }
 }
 
+void TokenFile::validate_contents() {
+  // Chunks of whole tokens, read once each; the ids are decoded in place (copy).
+  constexpr size_t kChunkTokens = size_t{1} << 18;
+  std::vector<int32_t> ids(std::min(size_, kChunkTokens));
+  for (size_t begin = 0; begin < size_; begin += ids.size()) {
+    const size_t count = std::min(ids.size(), size_ - begin);
+    copy_unchecked(begin, count, ids.data());
+    const auto bad = std::find_if(ids.begin(), ids.begin() + count,
+                                  [&](int32_t id) { return id < 0 || id >= vocab_size_; });
+    if (bad == ids.begin() + count) continue;
+    const size_t index = begin + static_cast<size_t>(bad - ids.begin());
+    const uint64_t raw = static_cast<uint32_t>(*bad);
+    LLMFT_FAIL("token file '" << path_ << "' holds token id " << raw << " at token " << index
+                              << " (byte offset "
+                              << kTokenFileHeaderBytes + index * bytes_per_token_
+                              << "), outside its vocabulary of " << vocab_size_ << " ids [0, "
+                              << vocab_size_ << "); the file is corrupt or was written for "
+                              << "another tokenizer: re-run `llmft prepare` to recreate it");
+  }
+  target_count_ = size_;
+  if (!has_loss_mask_) return;
+  std::vector<uint8_t> mask(std::min(size_, kChunkTokens));
+  target_count_ = 0;
+  for (size_t begin = 0; begin < size_; begin += mask.size()) {
+    const size_t count = std::min(mask.size(), size_ - begin);
+    if (!read_at(mask_offset() + begin, count, mask.data())) fail_changed("its loss mask");
+    for (size_t i = 0; i < count; ++i) {
+      LLMFT_REQUIRE(mask[i] <= 1, "token file '" << path_ << "' has loss-mask byte " << int{mask[i]}
+                                                 << " for token " << begin + i
+                                                 << " (expected 0 or 1); the file is corrupt, "
+                                                 << "re-run `llmft prepare` to recreate it");
+      target_count_ += mask[i];
+    }
+  }
+}
+
 TokenFile::~TokenFile() {
-  unmap();
+  if (fd_ >= 0) ::close(fd_);
 }
 
 TokenFile::TokenFile(TokenFile&& other) noexcept {
@@ -220,12 +231,11 @@ TokenFile::TokenFile(TokenFile&& other) noexcept {
 
 TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
   if (this == &other) return *this;
-  unmap();
+  if (fd_ >= 0) ::close(fd_);
   path_ = std::move(other.path_);
-  mapping_ = std::exchange(other.mapping_, nullptr);
-  mapping_bytes_ = std::exchange(other.mapping_bytes_, 0);
-  tokens_ = std::exchange(other.tokens_, nullptr);
-  loss_mask_ = std::exchange(other.loss_mask_, nullptr);
+  fd_ = std::exchange(other.fd_, -1);
+  file_bytes_ = std::exchange(other.file_bytes_, 0);
+  has_loss_mask_ = std::exchange(other.has_loss_mask_, false);
   size_ = std::exchange(other.size_, 0);
   target_count_ = std::exchange(other.target_count_, 0);
   bytes_per_token_ = std::exchange(other.bytes_per_token_, 0);
@@ -233,22 +243,68 @@ TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
   return *this;
 }
 
-void TokenFile::unmap() {
-  if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
-  mapping_ = nullptr;
+bool TokenFile::read_at(uint64_t offset, size_t bytes, void* out) const {
+  auto* to = static_cast<unsigned char*>(out);
+  while (bytes > 0) {
+    const ssize_t got = ::pread(fd_, to, bytes, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    to += got;
+    offset += static_cast<uint64_t>(got);
+    bytes -= static_cast<size_t>(got);
+  }
+  return true;
 }
 
-int32_t TokenFile::operator[](size_t i) const {
-  return static_cast<int32_t>(load_le(tokens_ + i * bytes_per_token_, bytes_per_token_));
+void TokenFile::fail_changed(const std::string& what) const {
+  struct stat info {};
+  const bool sized = ::fstat(fd_, &info) == 0;
+  LLMFT_FAIL("token file '" << path_ << "' changed while this job was reading it: reading " << what
+                            << " found less or other than at startup (the file was " << file_bytes_
+                            << " bytes, now "
+                            << (sized ? std::to_string(info.st_size) : std::string("unknown"))
+                            << "); do not rewrite a data file a job is reading: write a new "
+                            << "file (`llmft prepare` replaces one atomically) and restart");
+}
+
+void TokenFile::copy_unchecked(size_t begin, size_t count, int32_t* out) const {
+  const uint64_t offset = kTokenFileHeaderBytes + begin * bytes_per_token_;
+  if (!read_at(offset, count * bytes_per_token_, out)) fail_changed("its tokens");
+  if (bytes_per_token_ == 2) {
+    widen_in_place<2>(out, count);
+  } else {
+    widen_in_place<4>(out, count);
+  }
 }
 
 void TokenFile::copy(size_t begin, size_t count, int32_t* out) const {
-  const unsigned char* in = tokens_ + begin * bytes_per_token_;
-  if (bytes_per_token_ == 2) {
-    load_tokens<2>(in, count, out);
-  } else {
-    load_tokens<4>(in, count, out);
+  copy_unchecked(begin, count, out);
+  for (size_t i = 0; i < count; ++i) {
+    if (out[i] < 0 || out[i] >= vocab_size_) fail_changed("its tokens");
   }
+}
+
+int32_t TokenFile::operator[](size_t i) const {
+  int32_t id = 0;
+  copy(i, 1, &id);
+  return id;
+}
+
+void TokenFile::copy_loss_mask(size_t begin, size_t count, uint8_t* out) const {
+  if (!has_loss_mask_) {
+    std::fill(out, out + count, uint8_t{1});
+    return;
+  }
+  if (!read_at(mask_offset() + begin, count, out)) fail_changed("its loss mask");
+  for (size_t i = 0; i < count; ++i) {
+    if (out[i] > 1) fail_changed("its loss mask");
+  }
+}
+
+bool TokenFile::is_target(size_t i) const {
+  uint8_t target = 1;
+  copy_loss_mask(i, 1, &target);
+  return target != 0;
 }
 
 }  // namespace llmft::io

@@ -19,8 +19,10 @@
 // are byte for byte what earlier releases wrote, and version 2 with the mask otherwise.
 //
 // write_token_file writes atomically: readers see the old file or the whole new one.
-// TokenFile maps a file read-only; after construction it is immutable, so threads may
-// read it concurrently.
+// TokenFile reads through its own descriptor with positioned reads (pread), never a
+// memory map, so a file cut short under a running job is an error naming it, not SIGBUS;
+// a file replaced by rename (as write_token_file does) keeps being read from the old one.
+// After construction it is immutable, so threads may read it concurrently.
 #pragma once
 
 #include <cstddef>
@@ -44,9 +46,11 @@ void write_token_file(const std::string& path, const std::vector<int32_t>& token
 
 class TokenFile {
  public:
-  // Maps `path` and validates its header, size and loss mask (reading each mask byte
-  // once); throws llmft::Error naming the path and what to do when the file is
-  // missing, not a token file, truncated, or has a mask byte other than 0 or 1.
+  // Opens `path` and validates it in one sequential pass: the header, the size, every
+  // token id (below the header's vocabulary) and every loss-mask byte (0 or 1). Throws
+  // llmft::Error naming the path and what to do when the file is missing, not a token
+  // file, truncated, holds an id outside its vocabulary (the message names the id, its
+  // token index and byte offset), or has a mask byte other than 0 or 1.
   explicit TokenFile(const std::string& path);
   ~TokenFile();
 
@@ -59,6 +63,8 @@ class TokenFile {
   size_t size() const { return size_; }
   int vocab_size() const { return vocab_size_; }
 
+  // The reads below throw llmft::Error naming the file when it no longer holds what was
+  // validated (cut short, or rewritten in place with other ids) while the job runs.
   // REQUIRES: i < size().
   int32_t operator[](size_t i) const;
   // Copies tokens [begin, begin + count) to out.
@@ -66,21 +72,32 @@ class TokenFile {
   void copy(size_t begin, size_t count, int32_t* out) const;
 
   // Whether the file carries a loss mask; without one every token is a target.
-  bool has_loss_mask() const { return loss_mask_ != nullptr; }
+  bool has_loss_mask() const { return has_loss_mask_; }
   // Whether token i is a training target: the loss counts the prediction of it.
   // REQUIRES: i < size().
-  bool is_target(size_t i) const { return loss_mask_ == nullptr || loss_mask_[i] != 0; }
+  bool is_target(size_t i) const;
+  // Copies the loss mask of tokens [begin, begin + count) to out: 1 for a target, 0 for
+  // a token the loss does not count (all 1 without a mask).
+  // REQUIRES: begin + count <= size().
+  void copy_loss_mask(size_t begin, size_t count, uint8_t* out) const;
   // How many tokens are training targets (size() without a loss mask).
   size_t target_count() const { return target_count_; }
 
  private:
-  void unmap();
+  // Checks every id against the vocabulary and every mask byte, counting the targets.
+  void validate_contents();
+  // copy() without the id check.
+  void copy_unchecked(size_t begin, size_t count, int32_t* out) const;
+  // Reads `bytes` bytes at `offset` of the file; false when the file ends first.
+  bool read_at(uint64_t offset, size_t bytes, void* out) const;
+  // The error for a file that no longer holds what the constructor validated.
+  [[noreturn]] void fail_changed(const std::string& what) const;
+  uint64_t mask_offset() const { return kTokenFileHeaderBytes + size_ * bytes_per_token_; }
 
   std::string path_;
-  void* mapping_ = nullptr;  // whole file; nullptr when moved from
-  size_t mapping_bytes_ = 0;
-  const unsigned char* tokens_ = nullptr;     // first token, inside mapping_
-  const unsigned char* loss_mask_ = nullptr;  // first mask byte; nullptr without a mask
+  int fd_ = -1;  // -1 when moved from
+  uint64_t file_bytes_ = 0;
+  bool has_loss_mask_ = false;
   size_t size_ = 0;
   size_t target_count_ = 0;
   int bytes_per_token_ = 0;

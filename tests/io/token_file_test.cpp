@@ -311,5 +311,76 @@ TEST_CASE("token files move but do not copy") {
   CHECK(third.target_count() == 2);
 }
 
+TEST_CASE("token ids outside the vocabulary are refused at load, naming the id and offset") {
+  TempDir dir;
+  // A 257-token vocabulary in 2-byte tokens holding id 60000 (0xEA60) as its third token.
+  const std::string large = dir.file("large_id.tok");
+  write_bytes(large, file_bytes(header(1, 3, 0), {'a', 0, 'b', 0, 0x60, 0xEA}));
+  std::string message = error_of(large);
+  CHECK(contains(message, large));
+  CHECK(contains(message, "token id 60000 at token 2 (byte offset 36)"));
+  CHECK(contains(message, "vocabulary of 257 ids"));
+  CHECK(contains(message, "llmft prepare"));
+
+  // 4-byte tokens: 0xFFFFFFFF would read as -1 (a masked target) if it were not checked.
+  std::vector<unsigned char> wide = header(1, 2, 0);
+  wide[12] = 4;     // bytes per token
+  wide[24] = 0x70;  // vocab_size 70000 = 0x011170
+  wide[25] = 0x11;
+  wide[26] = 0x01;
+  const std::string negative = dir.file("negative_id.tok");
+  write_bytes(negative, file_bytes(wide, {5, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF}));
+  message = error_of(negative);
+  CHECK(contains(message, "token id 4294967295 at token 1 (byte offset 36)"));
+  CHECK(contains(message, "vocabulary of 70000 ids"));
+
+  // The last id of the vocabulary is inside it.
+  const std::string last = dir.file("last_id.tok");
+  write_bytes(last, file_bytes(header(1, 1, 0), {0x00, 0x01}));
+  CHECK(TokenFile(last)[0] == 256);
+}
+
+TEST_CASE("a token file cut short or rewritten under a reader is an error, not a crash") {
+  TempDir dir;
+  const std::string path = dir.file("shrinking.tok");
+  std::vector<int32_t> tokens(5000);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>(i % 257);
+  std::vector<uint8_t> loss_mask(tokens.size(), 1);
+  loss_mask[0] = 0;  // so that the file carries its mask
+  write_token_file(path, tokens, 257, loss_mask);
+  const TokenFile file(path);
+  std::vector<int32_t> window(100);
+  file.copy(4900, 100, window.data());
+  CHECK(window[0] == 4900 % 257);
+
+  fs::resize_file(path, kTokenFileHeaderBytes + 2 * 1000);
+  std::string message;
+  try {
+    file.copy(4900, 100, window.data());
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK(contains(message, path));
+  CHECK(contains(message, "changed while this job was reading it"));
+  CHECK(contains(message, "was 15032 bytes, now 2032"));  // 32 + 5000 * (2 + 1)
+  std::vector<uint8_t> mask(10);
+  CHECK_THROWS_AS(file.copy_loss_mask(4000, 10, mask.data()), Error);
+  file.copy(0, 100, window.data());  // what is still there reads as before
+  CHECK(window[99] == 99);
+
+  // Rewritten in place with an id the vocabulary does not have.
+  std::fstream rewrite(path, std::ios::in | std::ios::out | std::ios::binary);
+  rewrite.seekp(kTokenFileHeaderBytes);
+  rewrite.write("\xff\xff", 2);
+  rewrite.close();
+  CHECK_THROWS_WITH_AS(file.copy(0, 10, window.data()),
+                       doctest::Contains("changed while this job was reading it"), Error);
+}
+
+TEST_CASE("a directory is not a token file") {
+  TempDir dir;
+  CHECK(contains(error_of(dir.path()), "is not a regular file"));
+}
+
 }  // namespace
 }  // namespace llmft::io
