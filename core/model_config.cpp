@@ -1,5 +1,6 @@
 #include "core/model_config.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "core/error.h"
@@ -137,36 +138,52 @@ void validate_rope(const ModelConfig& c, const std::string& where) {
   LLMFT_REQUIRE(c.head_dim() % 2 == 0 && c.head_dim() / 2 <= kMaxRopePairs,
                 where << "the head size " << c.head_dim() << " must be even and at most "
                       << 2 * kMaxRopePairs << " for the rotary embedding");
-  LLMFT_REQUIRE(c.rope_theta > 0, where << "rope_theta must be positive");
+  LLMFT_REQUIRE(c.rope_theta > 0 && std::isfinite(c.rope_theta),
+                where << "rope_theta " << c.rope_theta << " must be a positive finite number");
   const RopeScaling& s = c.rope_scaling;
   const std::string rope = where + "rope scaling \"" + rope_type_name(s.type) + "\": ";
   if (s.type == RopeType::unscaled) return;
-  LLMFT_REQUIRE(s.factor > 0, rope << "factor must be positive, got " << s.factor);
+  LLMFT_REQUIRE(s.factor > 0 && std::isfinite(s.factor),
+                rope << "factor must be a positive finite number, got " << s.factor);
   if (s.type != RopeType::llama3) return;
-  LLMFT_REQUIRE(s.low_freq_factor > 0 && s.high_freq_factor > s.low_freq_factor,
+  LLMFT_REQUIRE(s.low_freq_factor > 0 && s.high_freq_factor > s.low_freq_factor &&
+                    std::isfinite(s.high_freq_factor),
                 rope << "needs 0 < low_freq_factor < high_freq_factor, got " << s.low_freq_factor
                      << " and " << s.high_freq_factor);
   LLMFT_REQUIRE(s.original_max_positions > 0,
                 rope << "original_max_position_embeddings must be positive");
 }
 
+// Throws naming `what` when `value` is not in [1, limit].
+void require_size(int64_t value, int64_t limit, const std::string& where, const char* what) {
+  LLMFT_REQUIRE(value >= 1 && value <= limit,
+                where << what << " " << value << " is outside [1, " << limit << "] (ModelLimits)");
+}
+
 }  // namespace
 
 void validate(const ModelConfig& c) {
   const std::string where = "model " + c.name + ": ";
-  LLMFT_REQUIRE(c.vocab_size > 0, where << "vocab_size must be positive");
-  LLMFT_REQUIRE(c.max_seq_len > 0, where << "the context length must be positive");
-  LLMFT_REQUIRE(c.hidden > 0 && c.n_layer > 0 && c.n_head > 0,
-                where << "hidden size, layers and heads must be positive");
+  require_size(c.vocab_size, ModelLimits::vocab_size, where, "vocab_size");
+  require_size(c.max_seq_len, ModelLimits::positions, where, "the context length");
+  require_size(c.hidden, ModelLimits::hidden, where, "the hidden size");
+  require_size(c.n_layer, ModelLimits::layers, where, "the number of layers");
+  require_size(c.n_head, ModelLimits::heads, where, "the number of heads");
+  require_size(c.intermediate, ModelLimits::intermediate, where, "the MLP width");
   LLMFT_REQUIRE(c.hidden % c.n_head == 0, where << "hidden size " << c.hidden
                                                 << " is not divisible by the number of heads "
                                                 << c.n_head);
   LLMFT_REQUIRE(c.n_kv_head > 0 && c.n_head % c.n_kv_head == 0,
                 where << "attention heads " << c.n_head
                       << " must be a multiple of the key/value heads " << c.n_kv_head);
-  LLMFT_REQUIRE(c.intermediate > 0, where << "the MLP width must be positive");
-  LLMFT_REQUIRE(c.norm_eps > 0, where << "the norm epsilon must be positive");
+  LLMFT_REQUIRE(c.norm_eps > 0 && c.norm_eps < 1,
+                where << "the norm epsilon " << c.norm_eps
+                      << " must lie in (0, 1) (published models use 1e-5 or 1e-6)");
   if (c.family == ModelFamily::llama) validate_rope(c, where);
+  const int64_t parameters = parameter_count(c);
+  LLMFT_REQUIRE(parameters <= ModelLimits::parameters,
+                where << "the model would have " << parameters << " parameters, more than "
+                      << ModelLimits::parameters << " (ModelLimits); check its sizes");
 }
 
 int64_t parameter_count(const ModelConfig& c) {

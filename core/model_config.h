@@ -54,7 +54,22 @@ struct ModelConfig {
   int head_dim() const { return hidden / n_head; }
 };
 
-// Throws llmft::Error naming the field that is inconsistent (e.g. hidden % heads).
+// The largest sizes llmft accepts. Each is far above every published model (hidden sizes
+// up to 25,600, 126 layers, 128 heads, MLP widths up to 73,728, vocabularies up to 262,144,
+// contexts up to 10M positions) and small enough that every product of sizes llmft forms
+// (parameter counts, activation bytes of a step) stays far inside 64 bits.
+struct ModelLimits {
+  static constexpr int64_t vocab_size = int64_t{1} << 24;
+  static constexpr int64_t positions = int64_t{1} << 24;
+  static constexpr int64_t hidden = int64_t{1} << 17;
+  static constexpr int64_t layers = int64_t{1} << 12;
+  static constexpr int64_t heads = int64_t{1} << 14;
+  static constexpr int64_t intermediate = int64_t{1} << 20;
+  static constexpr int64_t parameters = int64_t{10'000'000'000'000};  // 10^13
+};
+
+// Throws llmft::Error naming the field that is inconsistent (e.g. hidden % heads), out of
+// the ModelLimits, or not a finite number (epsilon in (0, 1), rope_theta > 0).
 void validate(const ModelConfig& config);
 
 // Known presets; throws an Error listing them when `name` is not one.

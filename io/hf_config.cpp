@@ -1,7 +1,9 @@
 #include "io/hf_config.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/error.h"
@@ -10,11 +12,18 @@ namespace llmft::io {
 
 namespace {
 
-int int_key(const Json& j, const std::string& key, const std::string& source) {
+// A size: an integer in [1, limit] (ModelLimits), never wrapped into an int.
+int size_key(const Json& j, const std::string& key, int64_t limit, const std::string& source) {
   const Json* v = j.find(key);
   LLMFT_REQUIRE(v != nullptr, source << ": missing key \"" << key << "\"");
   LLMFT_REQUIRE(v->is_number(), source << ": key \"" << key << "\" must be a number");
-  return static_cast<int>(v->as_int());
+  const double value = v->as_number();
+  LLMFT_REQUIRE(value == std::trunc(value) && value >= 1 && value <= static_cast<double>(limit),
+                source << ": key \"" << key << "\" is " << v->dump()
+                       << "; it must be an integer in [1, " << limit
+                       << "] (the bounds of core/model_config.h's ModelLimits, far "
+                       << "above every published model)");
+  return static_cast<int>(value);
 }
 
 std::string architecture(const Json& j) {
@@ -33,7 +42,11 @@ float float_key(const Json& j, const std::string& key, float fallback, const std
   const Json* v = j.find(key);
   if (v == nullptr || v->is_null()) return fallback;
   LLMFT_REQUIRE(v->is_number(), source << ": key \"" << key << "\" must be a number");
-  return static_cast<float>(v->as_number());
+  const double value = v->as_number();
+  LLMFT_REQUIRE(std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max(),
+                source << ": key \"" << key << "\" is " << v->dump()
+                       << "; it must be a finite number that fits a float32");
+  return static_cast<float>(value);
 }
 
 bool bool_key(const Json& j, const std::string& key, bool fallback, const std::string& source) {
@@ -78,14 +91,16 @@ ModelConfig parse_gpt2(const Json& j, const std::string& source) {
   ModelConfig c;
   c.name = source;
   c.family = ModelFamily::gpt2;
-  c.vocab_size = int_key(j, "vocab_size", source);
-  c.max_seq_len = int_key(j, "n_positions", source);
-  c.hidden = int_key(j, "n_embd", source);
-  c.n_layer = int_key(j, "n_layer", source);
-  c.n_head = int_key(j, "n_head", source);
+  c.vocab_size = size_key(j, "vocab_size", ModelLimits::vocab_size, source);
+  c.max_seq_len = size_key(j, "n_positions", ModelLimits::positions, source);
+  c.hidden = size_key(j, "n_embd", ModelLimits::hidden, source);
+  c.n_layer = size_key(j, "n_layer", ModelLimits::layers, source);
+  c.n_head = size_key(j, "n_head", ModelLimits::heads, source);
   c.n_kv_head = c.n_head;
   const Json* inner = j.find("n_inner");
-  c.intermediate = inner && !inner->is_null() ? int_key(j, "n_inner", source) : 4 * c.hidden;
+  c.intermediate = inner && !inner->is_null()
+                       ? size_key(j, "n_inner", ModelLimits::intermediate, source)
+                       : 4 * c.hidden;
   c.norm_eps = float_key(j, "layer_norm_epsilon", 1e-5f, source);
   if (const Json* act = j.find("activation_function")) {
     LLMFT_REQUIRE(act->is_string() &&
@@ -111,8 +126,8 @@ ModelConfig parse_gpt2(const Json& j, const std::string& source) {
 
 double number_key(const Json& j, const std::string& key, const std::string& source) {
   const Json* v = j.find(key);
-  LLMFT_REQUIRE(v != nullptr && v->is_number(),
-                source << ": key \"" << key << "\" must be a number");
+  LLMFT_REQUIRE(v != nullptr && v->is_number() && std::isfinite(v->as_number()),
+                source << ": key \"" << key << "\" must be a finite number");
   return v->as_number();
 }
 
@@ -160,9 +175,11 @@ void read_rope(const Json& j, const std::string& source, ModelConfig& c) {
     const Json* outer = j.find("original_max_position_embeddings");
     const Json* inner = rope.find("original_max_position_embeddings");
     if (outer && !outer->is_null()) {
-      s.original_max_positions = int_key(j, "original_max_position_embeddings", source);
+      s.original_max_positions =
+          size_key(j, "original_max_position_embeddings", ModelLimits::positions, source);
     } else if (inner && !inner->is_null()) {
-      s.original_max_positions = int_key(rope, "original_max_position_embeddings", where);
+      s.original_max_positions =
+          size_key(rope, "original_max_position_embeddings", ModelLimits::positions, where);
     } else {
       s.original_max_positions = c.max_seq_len;
     }
@@ -189,14 +206,16 @@ ModelConfig parse_llama(const Json& j, const std::string& source) {
   ModelConfig c;
   c.name = source;
   c.family = ModelFamily::llama;
-  c.vocab_size = int_key(j, "vocab_size", source);
-  c.max_seq_len = int_key(j, "max_position_embeddings", source);
-  c.hidden = int_key(j, "hidden_size", source);
-  c.n_layer = int_key(j, "num_hidden_layers", source);
-  c.n_head = int_key(j, "num_attention_heads", source);
+  c.vocab_size = size_key(j, "vocab_size", ModelLimits::vocab_size, source);
+  c.max_seq_len = size_key(j, "max_position_embeddings", ModelLimits::positions, source);
+  c.hidden = size_key(j, "hidden_size", ModelLimits::hidden, source);
+  c.n_layer = size_key(j, "num_hidden_layers", ModelLimits::layers, source);
+  c.n_head = size_key(j, "num_attention_heads", ModelLimits::heads, source);
   const Json* kv = j.find("num_key_value_heads");
-  c.n_kv_head = kv && !kv->is_null() ? int_key(j, "num_key_value_heads", source) : c.n_head;
-  c.intermediate = int_key(j, "intermediate_size", source);
+  c.n_kv_head = kv && !kv->is_null()
+                    ? size_key(j, "num_key_value_heads", ModelLimits::heads, source)
+                    : c.n_head;
+  c.intermediate = size_key(j, "intermediate_size", ModelLimits::intermediate, source);
   c.norm_eps = float_key(j, "rms_norm_eps", 1e-6f, source);
   read_rope(j, source, c);
   c.tie_embeddings = bool_key(j, "tie_word_embeddings", false, source);
@@ -208,8 +227,9 @@ ModelConfig parse_llama(const Json& j, const std::string& source) {
       !bool_key(j, "attention_bias", false, source) && !bool_key(j, "mlp_bias", false, source),
       source << ": attention_bias and mlp_bias are not supported (LLaMA has no biases)");
   if (const Json* head_dim = j.find("head_dim"); head_dim && !head_dim->is_null()) {
-    LLMFT_REQUIRE(c.n_head > 0 && int_key(j, "head_dim", source) * c.n_head == c.hidden,
-                  source << ": head_dim must equal hidden_size / num_attention_heads");
+    LLMFT_REQUIRE(
+        c.n_head > 0 && size_key(j, "head_dim", ModelLimits::hidden, source) * c.n_head == c.hidden,
+        source << ": head_dim must equal hidden_size / num_attention_heads");
   }
   if (const Json* pad = j.find("pad_token_id"); pad && !pad->is_null()) {
     LLMFT_FAIL(source << ": pad_token_id " << pad->dump()

@@ -46,7 +46,8 @@ TEST_CASE("presets name their tokenizer's special tokens") {
 TEST_CASE("validate refuses rope scalings it cannot compute") {
   ModelConfig c = preset_config("llama-tiny");
   c.rope_scaling = RopeScaling{RopeType::linear, 0.0, 1.0, 4.0, 0};
-  CHECK_THROWS_WITH_AS(validate(c), doctest::Contains("factor must be positive"), Error);
+  CHECK_THROWS_WITH_AS(validate(c), doctest::Contains("factor must be a positive finite number"),
+                       Error);
   c.rope_scaling = RopeScaling{RopeType::llama3, 8.0, 4.0, 4.0, 64};
   CHECK_THROWS_WITH_AS(validate(c), doctest::Contains("low_freq_factor < high_freq_factor"), Error);
   c.rope_scaling = RopeScaling{RopeType::llama3, 8.0, 1.0, 4.0, 0};

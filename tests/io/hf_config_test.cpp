@@ -108,7 +108,7 @@ TEST_CASE("rope types llmft does not compute are refused by name") {
   CHECK_THROWS_WITH_AS(parse(tiny_llama("", R"("partial_rotary_factor": 0.25)")),
                        doctest::Contains("partial_rotary_factor 0.25 is not supported"), Error);
   CHECK_THROWS_WITH_AS(parse(tiny_llama(R"("rope_scaling": {"rope_type": "llama3"})")),
-                       doctest::Contains("\"factor\" must be a number"), Error);
+                       doctest::Contains("\"factor\" must be a finite number"), Error);
 }
 
 TEST_CASE("LLaMA keys that change the model llmft builds are refused by name") {
