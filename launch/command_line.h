@@ -3,7 +3,9 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace llmft {
 
@@ -11,7 +13,12 @@ namespace po = boost::program_options;
 
 // Parses args against `options` (plus --help and --config). Prints help to stdout and
 // returns false when --help was given; throws llmft::Error on bad options.
+// A --config file is checked whole even where the command line overrides its values: each
+// value must parse as its option's type, and `check_config_values`, when given, runs with
+// the options bound to the file's values over the defaults (its errors name the file);
+// then the effective values (command line over file over defaults) are bound.
 bool parse_options(const std::vector<std::string>& args, const po::options_description& options,
-                   po::variables_map& values, const std::string& usage, bool print);
+                   po::variables_map& values, const std::string& usage, bool print,
+                   const std::function<void()>& check_config_values = {});
 
 }  // namespace llmft

@@ -1,6 +1,7 @@
 // `llmft generate`: sample text from a saved model (config.json + model.safetensors),
 // with a KV cache: the prompt runs once, then one position per new token.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -14,6 +15,7 @@
 #include "io/tokenizer.h"
 #include "launch/command_line.h"
 #include "launch/commands.h"
+#include "launch/option_checks.h"
 #include "launch/sampling.h"
 #include "parallel/engine.h"
 
@@ -33,7 +35,9 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
       ("max-new-tokens", po::value(&max_new_tokens)->default_value(200), "tokens to sample")
       ("temperature", po::value(&temperature)->default_value(0.8f), "0 = greedy")
       ("top-k", po::value(&top_k)->default_value(40), "sample among the k likeliest (0 = all)")
-      ("seed", po::value(&seed)->default_value(1), "sampling seed")
+      ("seed", po::value<std::string>()->default_value("1")->notifier(
+           [&seed](const std::string& text) { seed = parse_seed(text, "--seed"); }),
+       "sampling seed (0 to 2^64 - 1)")
       ("tokenizer", po::value(&tokenizer_spec)->default_value("byte"),
        "byte, or bpe:PATH / a path to the model's tokenizer.json (GPT-2, Llama 2/3, Mistral) "
        "or vocab.json")
@@ -47,6 +51,8 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   LLMFT_REQUIRE(max_new_tokens >= 0, "--max-new-tokens must not be negative");
   LLMFT_REQUIRE(temperature >= 0, "--temperature must not be negative");
   LLMFT_REQUIRE(top_k >= 0, "--top-k must not be negative");
+  LLMFT_REQUIRE(std::isfinite(temperature), "--temperature must be a finite number");
+  require_thread_count(threads, "--threads");
   LLMFT_REQUIRE(std::filesystem::is_directory(checkpoint),
                 "--checkpoint " << checkpoint << ": not a directory");
   if (mpi.rank() != 0) return 0;

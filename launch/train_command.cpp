@@ -78,10 +78,12 @@ EngineOptions engine_options_from(const TrainOptions& o) {
 int run_train(const Args& args, MpiRuntime& mpi) {
   TrainOptions o;
   po::variables_map values;
-  if (!parse_options(args, train_option_descriptions(o), values, kUsage, mpi.rank() == 0)) {
+  const auto check_config_file = [&o] { validate_option_values(o); };
+  if (!parse_options(args, train_option_descriptions(o), values, kUsage, mpi.rank() == 0,
+                     check_config_file)) {
     return 0;
   }
-  validate_train_options(o, values);
+  validate_train_options(o, mpi.size());
   const ModelConfig config = io::resolve_model(o.model);
   if (o.print_params) {
     if (mpi.rank() == 0) std::printf("%lld\n", static_cast<long long>(parameter_count(config)));

@@ -1,8 +1,13 @@
 #include "launch/train_options.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
 #include "comm/communicator_registry.h"
 #include "core/byte_size.h"
 #include "core/error.h"
+#include "launch/option_checks.h"
 #include "optim/optimizer.h"
 
 namespace llmft {
@@ -32,7 +37,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("micro-batch", po::value(&o.micro_batch)->default_value(8), "windows per micro-batch")
       ("grad-accum", po::value(&o.grad_accum)->default_value(1),
        "micro-batches accumulated per optimizer step")
-      ("seed", po::value(&o.seed)->default_value(1234), "seed of the weights and data order");
+      ("seed", po::value<std::string>()->default_value("1234")->notifier(
+           [&o](const std::string& text) { o.seed = parse_seed(text, "--seed"); }),
+       "seed of the weights and data order (0 to 2^64 - 1)");
   po::options_description optim("Optimisation");
   optim.add_options()
       ("steps", po::value(&o.steps)->default_value(100), "optimizer steps")
@@ -133,43 +140,82 @@ po::options_description train_option_descriptions(TrainOptions& o) {
   return all;
 }
 
-void validate_train_options(const TrainOptions& o, const po::variables_map&) {
+namespace {
+
+bool finite_positive(double v) {
+  return std::isfinite(v) && v > 0;
+}
+
+// The tokens of one optimizer step over all ranks, in 64 bits, must fit the 32-bit counts
+// the loader and the report use; a product of options that would wrap is refused here.
+void require_step_size(const TrainOptions& o, int world_size) {
+  // Each factor is below 2^31, so neither product overflows 64 bits.
+  const int64_t windows =
+      std::max<int64_t>(o.global_batch, int64_t{o.micro_batch} * o.grad_accum * world_size);
+  const int64_t tokens = windows * o.seq_len;
+  LLMFT_REQUIRE(tokens <= INT32_MAX,
+                "one step would hold " << tokens << " tokens (" << windows
+                                       << " windows of --seq-len " << o.seq_len
+                                       << ": --micro-batch x --grad-accum x " << world_size
+                                       << " ranks, or --global-batch), more than " << INT32_MAX
+                                       << "; lower --grad-accum, --micro-batch or --global-batch");
+}
+
+}  // namespace
+
+void validate_option_values(const TrainOptions& o) {
   LLMFT_REQUIRE(o.steps > 0, "--steps must be at least 1 (got " << o.steps << ")");
   LLMFT_REQUIRE(o.seq_len > 0, "--seq-len must be at least 1 (got " << o.seq_len << ")");
   LLMFT_REQUIRE(o.micro_batch > 0,
                 "--micro-batch must be at least 1 (got " << o.micro_batch << ")");
   LLMFT_REQUIRE(o.grad_accum > 0, "--grad-accum must be at least 1 (got " << o.grad_accum << ")");
   LLMFT_REQUIRE(o.warmup >= 0, "--warmup must not be negative");
-  LLMFT_REQUIRE(o.lr > 0, "--lr must be positive (got " << o.lr << ")");
-  LLMFT_REQUIRE(o.min_lr >= 0 && o.min_lr <= o.lr, "--min-lr must lie between 0 and --lr");
+  LLMFT_REQUIRE(finite_positive(o.lr),
+                "--lr must be a positive finite number (got " << o.lr << ")");
+  LLMFT_REQUIRE(std::isfinite(o.min_lr) && o.min_lr >= 0, "--min-lr must not be negative");
+  LLMFT_REQUIRE(std::isfinite(o.weight_decay) && o.weight_decay >= 0,
+                "--weight-decay must be a finite number >= 0 (got " << o.weight_decay << ")");
+  LLMFT_REQUIRE(std::isfinite(o.clip_grad) && o.clip_grad >= 0,
+                "--clip-grad must be a finite number >= 0, 0 to disable clipping (got "
+                    << o.clip_grad << ")");
   LLMFT_REQUIRE(o.log_every > 0, "--log-every must be at least 1");
   LLMFT_REQUIRE(o.eval_every >= 0, "--eval-every must not be negative");
   LLMFT_REQUIRE(o.eval_windows > 0, "--eval-windows must be at least 1");
-  LLMFT_REQUIRE(o.threads >= 0, "--threads must not be negative");
+  require_thread_count(o.threads, "--threads");
   LLMFT_REQUIRE(parse_byte_size(o.save_max_shard_size, "--save-max-shard-size") > 0,
                 "--save-max-shard-size must be positive (got " << o.save_max_shard_size << ")");
-  LLMFT_REQUIRE(o.comm_timeout > 0, "--comm-timeout must be positive (seconds)");
+  LLMFT_REQUIRE(finite_positive(o.comm_timeout),
+                "--comm-timeout must be a positive finite number of seconds");
   require_communicator(o.comm);
-  LLMFT_REQUIRE(o.comm != "nccl" || o.device.rfind("cuda", 0) == 0,
-                "--comm nccl needs --device cuda (NCCL moves GPU memory); use --comm mpi or auto");
-  LLMFT_REQUIRE(o.comm != "nccl" || !o.share_devices,
-                "--comm nccl: NCCL cannot run two ranks on one GPU (--share-devices); use --comm "
-                "mpi or auto");
   LLMFT_REQUIRE(o.zero >= 0 && o.zero <= 3,
                 "--zero " << o.zero << ": ZeRO stages are 0, 1, 2 and 3");
   LLMFT_REQUIRE(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
                 "--beta1 and --beta2 must lie in [0, 1)");
-  LLMFT_REQUIRE(o.eps > 0, "--eps must be positive");
+  LLMFT_REQUIRE(finite_positive(o.eps),
+                "--eps must be a positive finite number (got " << o.eps << ")");
   LLMFT_REQUIRE(o.momentum >= 0 && o.momentum < 1, "--momentum must lie in [0, 1)");
   LLMFT_REQUIRE(o.dtype == "fp32" || o.dtype == "bf16" || o.dtype == "fp16",
                 "--dtype " << o.dtype << ": unknown dtype; use fp32, bf16 or fp16");
-  check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
-  LLMFT_REQUIRE(o.initial_loss_scale >= 1, "--initial-loss-scale must be at least 1");
+  parse_optimizer_kind(o.optimizer);
+  LLMFT_REQUIRE(
+      std::isfinite(o.initial_loss_scale) && o.initial_loss_scale >= 1,
+      "--initial-loss-scale must be a finite number >= 1 (got " << o.initial_loss_scale << ")");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.max_skipped_steps >= 0, "--max-skipped-steps must not be negative");
   LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
   LLMFT_REQUIRE(o.checkpoint_every >= 0, "--checkpoint-every must not be negative");
   LLMFT_REQUIRE(o.keep_checkpoints >= 0, "--keep-checkpoints must not be negative");
+}
+
+void validate_train_options(const TrainOptions& o, int world_size) {
+  validate_option_values(o);
+  LLMFT_REQUIRE(o.min_lr <= o.lr, "--min-lr must lie between 0 and --lr");
+  LLMFT_REQUIRE(o.comm != "nccl" || o.device.rfind("cuda", 0) == 0,
+                "--comm nccl needs --device cuda (NCCL moves GPU memory); use --comm mpi or auto");
+  LLMFT_REQUIRE(o.comm != "nccl" || !o.share_devices,
+                "--comm nccl: NCCL cannot run two ranks on one GPU (--share-devices); use --comm "
+                "mpi or auto");
+  check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
   LLMFT_REQUIRE(o.checkpoint_every == 0 || !o.checkpoint_dir.empty(),
                 "--checkpoint-every needs --checkpoint-dir (where to save)");
   LLMFT_REQUIRE(!o.resume_weights_only || !o.resume.empty(),
@@ -179,17 +225,18 @@ void validate_train_options(const TrainOptions& o, const po::variables_map&) {
   LLMFT_REQUIRE(o.print_params || o.plan_only || !o.data.empty(),
                 "--data is required: make a token file with `llmft prepare --input FILE "
                 "--output train.tok`");
+  require_step_size(o, world_size);
 }
 
 void apply_global_batch(TrainOptions& o, const po::variables_map& values, int data_parallel) {
   if (o.global_batch == 0) return;
-  const int per_accumulation = o.micro_batch * data_parallel;
+  const int64_t per_accumulation = int64_t{o.micro_batch} * data_parallel;
   LLMFT_REQUIRE(o.global_batch % per_accumulation == 0,
                 "--global-batch " << o.global_batch << " is not a multiple of --micro-batch "
                                   << o.micro_batch << " x " << data_parallel
                                   << " data-parallel ranks; change one of them, or use "
                                      "--auto-plan to choose");
-  const int accum = o.global_batch / per_accumulation;
+  const int accum = static_cast<int>(o.global_batch / per_accumulation);
   LLMFT_REQUIRE(values["grad-accum"].defaulted() || o.grad_accum == accum,
                 "--global-batch " << o.global_batch << " needs --grad-accum " << accum
                                   << " with --micro-batch " << o.micro_batch << " on "

@@ -36,8 +36,13 @@ struct TrainOptions {
 };
 
 po::options_description train_option_descriptions(TrainOptions& o);
-// Checks values that Boost cannot (ranges, required files); errors name the option.
-void validate_train_options(const TrainOptions& o, const po::variables_map& values);
+// Checks each option's own value (ranges, finite numbers, thread counts): what a value
+// in a --config file is checked against even where the command line overrides it.
+void validate_option_values(const TrainOptions& o);
+// Checks the effective options of a job of `world_size` ranks: each value, the options
+// that need one another, and that the tokens of a step fit 32 bits. Errors name the
+// options.
+void validate_train_options(const TrainOptions& o, int world_size);
 // With --global-batch and an explicit layout: derives --grad-accum (or checks a given
 // one) so that micro-batch x grad-accum x data-parallel ranks is the global batch.
 void apply_global_batch(TrainOptions& o, const po::variables_map& values, int data_parallel);

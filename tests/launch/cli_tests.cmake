@@ -71,7 +71,7 @@ add_test(NAME cli_help COMMAND ${llmft} --help)
 set_tests_properties(cli_help PROPERTIES
   PASS_REGULAR_EXPRESSION "--lr-schedule arg \\(=cosine\\).*--device-memory arg \\(=0\\)")
 add_test(NAME cli_config_file COMMAND bash -c
-  "printf 'steps = 0\\nseq-len = 16\\n' > '${cli_dir}/run.ini' &&
+  "printf 'steps = 1\\nseq-len = 16\\n' > '${cli_dir}/run.ini' &&
    '${llmft}' --config '${cli_dir}/run.ini' --data '${cli_dir}/val.tok' --steps 2 --micro-batch 2 --threads 1")
 set_tests_properties(cli_config_file PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
   PASS_REGULAR_EXPRESSION "windows of 16 tokens.*step +2/2")

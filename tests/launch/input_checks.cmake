@@ -1,0 +1,63 @@
+# Inputs are validated where they enter (README "When things go wrong"): token ids against
+# the vocabulary, config.json numbers against ModelLimits, options against their ranges
+# (also in a --config file the command line overrides), products of options against
+# overflow, thread counts against the machine. Each is one clean line naming the input.
+# Uses cli_failure and the cli_data fixture of cli_tests.cmake.
+
+add_test(NAME input_checks_setup COMMAND bash -c
+  "set -e; d='${cli_dir}/inputs'; rm -rf \"$d\"; mkdir -p \"$d\"
+   cp '${cli_dir}/val.tok' \"$d/bad_id.tok\"
+   printf '\\x60\\xea' | dd of=\"$d/bad_id.tok\" bs=1 seek=40 conv=notrunc status=none
+   gpt2='\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 257, \"n_positions\": 64'
+   echo \"{$gpt2, \\\"n_embd\\\": 4294967424, \\\"n_layer\\\": 2, \\\"n_head\\\": 4}\" > \"$d/wrapped.json\"
+   echo \"{$gpt2, \\\"n_embd\\\": 128, \\\"n_layer\\\": 1000000000, \\\"n_head\\\": 4}\" > \"$d/layers.json\"
+   echo \"{$gpt2, \\\"n_embd\\\": 128, \\\"n_layer\\\": 2, \\\"n_head\\\": 4, \\\"layer_norm_epsilon\\\": 1e300}\" > \"$d/epsilon.json\"
+   echo '{\"architectures\": [\"LlamaForCausalLM\"], \"vocab_size\": 257, \"hidden_size\": 48, \"intermediate_size\": 72, \"num_hidden_layers\": 2, \"num_attention_heads\": 6, \"max_position_embeddings\": 64, \"rope_theta\": -1}' > \"$d/theta.json\"
+   printf 'steps = 0\\n' > \"$d/bad_steps.ini\"
+   mkdir -p \"$d/a_directory\"")
+set_tests_properties(input_checks_setup PROPERTIES FIXTURES_SETUP input_files
+  FIXTURES_REQUIRED cli_data TIMEOUT 60)
+
+set(inputs ${cli_dir}/inputs)
+function(input_failure name pattern)
+  cli_failure(${name} "${pattern}" ${ARGN})
+  set_tests_properties(cli_${name} PROPERTIES FIXTURES_REQUIRED "cli_data;input_files")
+endfunction()
+
+# Token ids (a vocab-257 file holding 60000 trained with a zero embedding and logit 0).
+input_failure(token_outside_vocabulary
+  "bad_id.tok' holds token id 60000 at token 4 \\(byte offset 40\\), outside its vocabulary of 257"
+  --data ${inputs}/bad_id.tok ${train_outputs})
+# config.json numbers (n_embd 2^32 + 128 trained "hidden 128"; 10^9 layers ran into bad_alloc).
+input_failure(config_size_wraps "wrapped.json: key \"n_embd\" is 4294967424; it must be an integer in \\[1, 131072\\]"
+  --model ${inputs}/wrapped.json --data ${cli_dir}/val.tok ${train_outputs})
+input_failure(config_too_many_layers "layers.json: key \"n_layer\" is 1000000000"
+  --model ${inputs}/layers.json --data ${cli_dir}/val.tok ${train_outputs})
+input_failure(config_epsilon "epsilon.json: key \"layer_norm_epsilon\" is 1e\\+300"
+  --model ${inputs}/epsilon.json --data ${cli_dir}/val.tok ${train_outputs})
+input_failure(config_rope_theta "rope_theta -1 must be a positive finite number"
+  --model ${inputs}/theta.json --data ${cli_dir}/val.tok ${train_outputs})
+# Options.
+input_failure(step_overflows "one step would hold 34359738368 tokens"
+  --data ${cli_dir}/val.tok --seq-len 16 --micro-batch 2 --grad-accum 1073741824 ${train_outputs})
+input_failure(too_many_threads "--threads 100000: this machine has [0-9]+ CPUs online"
+  --data ${cli_dir}/val.tok --threads 100000 ${train_outputs})
+input_failure(eps_infinite "--eps must be a positive finite number" --data ${cli_dir}/val.tok --eps inf ${train_outputs})
+input_failure(clip_negative "--clip-grad must be a finite number >= 0"
+  --data ${cli_dir}/val.tok --clip-grad -1 ${train_outputs})
+input_failure(loss_scale_infinite "--initial-loss-scale must be a finite number >= 1"
+  --data ${cli_dir}/val.tok --dtype fp16 --initial-loss-scale inf ${train_outputs})
+input_failure(seed_negative "--seed -1: a seed is a whole number from 0 to 18446744073709551615"
+  --data ${cli_dir}/val.tok --seed=-1 ${train_outputs})
+input_failure(config_is_directory "--config .*a_directory: not a regular file"
+  --config ${inputs}/a_directory --data ${cli_dir}/val.tok ${train_outputs})
+# A bad value in the ini file is an error even though the command line overrides it.
+input_failure(config_file_value_masked "--config .*bad_steps.ini: --steps must be at least 1"
+  --config ${inputs}/bad_steps.ini --steps 2 --data ${cli_dir}/val.tok ${train_outputs})
+input_failure(generate_seed_negative "--seed -1: a seed is a whole number"
+  generate --checkpoint ${inputs} --seed=-1)
+
+# A data file cut short under a running job (was SIGBUS).
+add_test(NAME data_changed_under_job COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/data_changed.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/data_changed)
+set_tests_properties(data_changed_under_job PROPERTIES TIMEOUT 120)
