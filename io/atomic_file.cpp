@@ -31,9 +31,14 @@ void sync_parent_directory(const std::string& path) {
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path)
-    : path_(std::move(path)), temp_path_(path_ + ".tmp." + std::to_string(::getpid())) {
+std::string partial_path(const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.parent_path() / ("." + p.filename().string() + ".partial")).string();
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   LLMFT_REQUIRE(!path_.empty(), "cannot write a file with an empty path");
+  temp_path_ = partial_path(path_);
   file_ = std::fopen(temp_path_.c_str(), "wb");
   LLMFT_REQUIRE(file_ != nullptr, "cannot create " << temp_path_ << " (to write " << path_
                                                    << "): " << errno_text()
@@ -43,19 +48,20 @@ AtomicFile::AtomicFile(std::string path)
 
 AtomicFile::~AtomicFile() {
   if (file_ != nullptr) std::fclose(file_);
-  if (!committed_) std::remove(temp_path_.c_str());
+  if (!published_) std::remove(temp_path_.c_str());
 }
 
 void AtomicFile::write(const void* data, size_t size) {
-  LLMFT_REQUIRE(file_ != nullptr, "cannot write to " << path_ << ": commit() already ran");
+  LLMFT_REQUIRE(!finished_, "cannot write to " << path_ << ": it was already finished");
   if (size == 0) return;
   LLMFT_REQUIRE(std::fwrite(data, 1, size, file_) == size,
                 "cannot write " << size << " bytes to " << temp_path_ << ": " << errno_text()
                                 << "; check free disk space");
 }
 
-void AtomicFile::commit() {
-  LLMFT_REQUIRE(file_ != nullptr, "cannot commit " << path_ << ": commit() already ran");
+void AtomicFile::finish() {
+  LLMFT_REQUIRE(!finished_, "cannot finish " << path_ << " twice");
+  finished_ = true;
   bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   std::string flush_error = flushed ? "" : errno_text();
   bool closed = std::fclose(file_) == 0;
@@ -63,10 +69,20 @@ void AtomicFile::commit() {
   LLMFT_REQUIRE(flushed, "cannot flush " << temp_path_ << " to disk: " << flush_error
                                          << "; check free disk space");
   LLMFT_REQUIRE(closed, "cannot close " << temp_path_ << ": " << errno_text());
+}
+
+void AtomicFile::publish() {
+  LLMFT_REQUIRE(finished_ && !published_,
+                "cannot publish " << path_ << ": it is unfinished or already published");
   LLMFT_REQUIRE(std::rename(temp_path_.c_str(), path_.c_str()) == 0,
                 "cannot rename " << temp_path_ << " to " << path_ << ": " << errno_text());
-  committed_ = true;
+  published_ = true;
   sync_parent_directory(path_);
+}
+
+void AtomicFile::commit() {
+  finish();
+  publish();
 }
 
 void write_file_atomically(const std::string& path, std::string_view contents) {

@@ -1,10 +1,12 @@
 // AtomicFile: writes a file so that readers only ever see the old contents or the
-// complete new ones. Bytes go to "<path>.tmp.<pid>"; commit() flushes, fsyncs and
-// renames it over `path`. Destroying an AtomicFile that was not committed removes the
-// temp file, so a failed run never leaves a partial output behind.
+// complete new ones. Bytes go to the hidden temp file ".<name>.partial" beside `path`;
+// commit() flushes, fsyncs and renames it over `path`. Destroying an AtomicFile that was
+// not committed removes the temp file, so a failed run never leaves a partial output
+// behind, and a process killed mid-write leaves one temp file of a fixed name that the next
+// write of the same path replaces (and that a directory's writer may sweep: HfModelWriter).
 //
-// Thread-safety: not thread-safe; one thread writes one AtomicFile. Different
-// processes (MPI ranks) may write the same path: their temp names differ by pid.
+// Thread-safety: not thread-safe; one thread writes one AtomicFile, and one process writes
+// a given path at a time (llmft writes each output from one rank).
 #pragma once
 
 #include <cstddef>
@@ -14,9 +16,13 @@
 
 namespace llmft::io {
 
+// The temp name AtomicFile writes `path` under: ".<filename>.partial" in the same directory.
+std::string partial_path(const std::string& path);
+
 class AtomicFile {
  public:
-  // Creates the temp file next to `path`. Throws llmft::Error naming it and errno.
+  // Creates (or truncates) the temp file next to `path`. Throws llmft::Error naming it and
+  // errno.
   explicit AtomicFile(std::string path);
   ~AtomicFile();
 
@@ -24,12 +30,18 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   // Throws llmft::Error naming the temp file and errno.
-  // REQUIRES: commit() has not been called
+  // REQUIRES: finish() has not been called
   void write(const void* data, size_t size);
 
-  // Makes the written bytes visible at `path`. Throws llmft::Error naming the path
-  // and errno; the temp file is then removed by the destructor.
-  // REQUIRES: commit() has not been called
+  // Makes the written bytes durable in the temp file and closes it, without publishing
+  // them: a writer of several files finishes each as it completes and publishes them all
+  // at the end. Throws llmft::Error naming the temp file and errno.
+  // REQUIRES: finish() has not been called
+  void finish();
+  // Renames the finished temp file over `path`. Throws llmft::Error naming both.
+  // REQUIRES: finish() has been called, publish() has not
+  void publish();
+  // finish(), then publish().
   void commit();
 
   const std::string& path() const { return path_; }
@@ -39,7 +51,8 @@ class AtomicFile {
   std::string path_;
   std::string temp_path_;
   std::FILE* file_ = nullptr;
-  bool committed_ = false;
+  bool finished_ = false;
+  bool published_ = false;
 };
 
 // Replaces the file at `path` with `contents`, atomically as AtomicFile does.

@@ -27,10 +27,6 @@ std::string shard_name(int shard, int shards) {
   return name;
 }
 
-std::string partial_path(const std::string& dir, const std::string& name) {
-  return (fs::path(dir) / ("." + name + ".partial")).string();
-}
-
 // Removes the files of `dir` whose names match `pattern` and are not in `keep`.
 void remove_matching(const std::string& dir, const std::regex& pattern,
                      const std::vector<std::string>& keep, const char* what) {
@@ -143,8 +139,10 @@ void HfModelWriter::add_unit(const std::vector<float>& values) {
     const bool shard_full =
         next_tensor_ == shard_of_tensor_.size() || shard_of_tensor_[next_tensor_] != shard;
     if (shard_full) {
-      write_safetensors(partial_path(dir_, shard_names_[shard]), pending_, {{"format", "pt"}});
-      ++shards_written_;
+      staged_.push_back(
+          std::make_unique<AtomicFile>((fs::path(dir_) / shard_names_[shard]).string()));
+      write_safetensors(*staged_.back(), pending_, {{"format", "pt"}});
+      staged_.back()->finish();
       pending_.clear();
     }
   }
@@ -152,13 +150,7 @@ void HfModelWriter::add_unit(const std::vector<float>& values) {
 
 void HfModelWriter::finish() {
   LLMFT_REQUIRE(next_unit_ == units_.size(), "internal: the model directory misses units");
-  for (const std::string& name : shard_names_) {
-    std::error_code ec;
-    fs::rename(partial_path(dir_, name), fs::path(dir_) / name, ec);
-    LLMFT_REQUIRE(!ec,
-                  "cannot move " << partial_path(dir_, name) << " into place: " << ec.message());
-  }
-  finished_ = true;
+  for (const std::unique_ptr<AtomicFile>& shard : staged_) shard->publish();
   std::vector<std::string> written = shard_names_;
   if (shard_names_.size() > 1) {
     Json::Object weight_map;
@@ -180,14 +172,6 @@ void HfModelWriter::finish() {
   remove_stale_weights(dir_, written);
   write_file_atomically((fs::path(dir_) / "config.json").string(),
                         hf_config_json(config_).dump() + "\n");
-}
-
-HfModelWriter::~HfModelWriter() {
-  if (finished_) return;
-  for (int s = 0; s < shards_written_; ++s) {
-    std::error_code ignored;
-    fs::remove(partial_path(dir_, shard_names_[s]), ignored);
-  }
 }
 
 std::string HfModelWriter::describe() const {

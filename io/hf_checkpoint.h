@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,8 @@ void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>
 void ensure_directory(const std::string& dir, const std::string& option);
 
 // Writes a model directory unit by unit, holding at most one shard's tensors in memory.
-// Shards are written as they fill, under the temporary names ".NAME.partial"; finish()
-// renames them into place, writes the index (when there are several), removes the weight
+// Shards are written as they fill, under the temporary names ".NAME.partial" (AtomicFile's);
+// finish() renames them into place, writes the index (when there are several), removes the weight
 // files of an earlier save in `dir` that are not part of this one, and writes config.json
 // last. A writer destroyed unfinished (an error, non-finite weights) removes its partial
 // files, so a failed save leaves `dir` as it was. Shards fill in parameter order; a shard
@@ -42,7 +43,6 @@ class HfModelWriter {
   // Removes partial files an interrupted earlier save left in `dir`.
   HfModelWriter(std::string dir, ModelConfig config, std::vector<UnitLayout> units,
                 uint64_t max_shard_bytes = kDefaultMaxShardBytes);
-  ~HfModelWriter();
   HfModelWriter(const HfModelWriter&) = delete;
   HfModelWriter& operator=(const HfModelWriter&) = delete;
 
@@ -65,8 +65,9 @@ class HfModelWriter {
   std::vector<SafeTensor> pending_;  // the current shard's tensors so far
   size_t next_unit_ = 0, next_tensor_ = 0;
   uint64_t total_bytes_ = 0;
-  int shards_written_ = 0;
-  bool finished_ = false;
+  // The shards written so far, finished under their partial names (io/atomic_file.h);
+  // those not published when the writer is destroyed remove themselves.
+  std::vector<std::unique_ptr<AtomicFile>> staged_;
 };
 
 // The whole model at once: HfModelWriter over `values`.

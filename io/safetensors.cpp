@@ -119,6 +119,14 @@ size_t safetensors_dtype_size(std::string_view dtype) {
 
 void write_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors,
                        const std::vector<std::pair<std::string, std::string>>& metadata) {
+  AtomicFile file(path);
+  write_safetensors(file, tensors, metadata);
+  file.commit();
+}
+
+void write_safetensors(AtomicFile& file, const std::vector<SafeTensor>& tensors,
+                       const std::vector<std::pair<std::string, std::string>>& metadata) {
+  const std::string& path = file.path();
   std::vector<std::string_view> names;
   for (const SafeTensor& tensor : tensors) {
     LLMFT_REQUIRE(!tensor.name.empty() && tensor.name != kMetadataKey,
@@ -183,11 +191,9 @@ void write_safetensors(const std::string& path, const std::vector<SafeTensor>& t
   std::string prefix;
   append_le64(prefix, header_text.size());
 
-  AtomicFile file(path);
   file.write(prefix.data(), prefix.size());
   file.write(header_text.data(), header_text.size());
   for (size_t index : order) file.write(tensors[index].bytes.data(), tensors[index].bytes.size());
-  file.commit();
 }
 
 SafetensorsHeader::SafetensorsHeader(const std::string& path) : path_(path) {

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "io/atomic_file.h"
+
 namespace llmft::io {
 
 struct SafeTensor {
@@ -35,6 +37,10 @@ size_t safetensors_dtype_size(std::string_view dtype);
 // Throws llmft::Error naming the path and tensor if names repeat or are empty, a
 // dtype is unknown, a dimension is negative or bytes.size() != numel * dtype size.
 void write_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors,
+                       const std::vector<std::pair<std::string, std::string>>& metadata = {});
+// The same bytes into `file`, which the caller finishes and publishes (several shards of a
+// model directory appear together).
+void write_safetensors(AtomicFile& file, const std::vector<SafeTensor>& tensors,
                        const std::vector<std::pair<std::string, std::string>>& metadata = {});
 
 // The header of a safetensors file, read and validated without its tensors' bytes: each

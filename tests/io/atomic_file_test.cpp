@@ -1,7 +1,6 @@
 #include "io/atomic_file.h"
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -31,7 +30,7 @@ TEST_CASE("AtomicFile makes the contents visible only on commit") {
   std::string path = dir.file("out.bin");
   {
     AtomicFile file(path);
-    CHECK(file.temp_path() == path + ".tmp." + std::to_string(::getpid()));
+    CHECK(file.temp_path() == dir.file(".out.bin.partial"));
     file.write("hello ", 6);
     file.write("world", 5);
     file.write(nullptr, 0);
@@ -96,4 +95,35 @@ TEST_CASE("AtomicFile errors name the path and the system error") {
     CHECK(message.find(directory_path) != std::string::npos);
   }
   CHECK_FALSE(fs::exists(temp_path));
+}
+
+TEST_CASE("AtomicFile's temp name is fixed, so a killed writer's file is replaced, not piled up") {
+  TempDir dir;
+  const std::string path = dir.file("model.safetensors");
+  CHECK(llmft::io::partial_path(path) == dir.file(".model.safetensors.partial"));
+  // What a process killed mid-write leaves behind.
+  std::ofstream(llmft::io::partial_path(path)) << "half of an old write";
+  write_file_atomically(path, "whole");
+  CHECK(read_all(path) == "whole");
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("AtomicFile finished but not published stays invisible and is removed") {
+  TempDir dir;
+  const std::string path = dir.file("shard.bin");
+  {
+    AtomicFile file(path);
+    file.write("bytes", 5);
+    file.finish();
+    CHECK(fs::exists(file.temp_path()));
+    CHECK_FALSE(fs::exists(path));
+    CHECK_THROWS_AS(file.write("x", 1), Error);
+  }
+  CHECK(fs::is_empty(dir.path()));
+  AtomicFile file(path);
+  CHECK_THROWS_AS(file.publish(), Error);  // not finished
+  file.write("bytes", 5);
+  file.finish();
+  file.publish();
+  CHECK(read_all(path) == "bytes");
 }

@@ -1,7 +1,6 @@
 #include "io/safetensors.h"
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -103,7 +102,7 @@ TEST_CASE("write_safetensors then SafetensorsFile reads the same tensors") {
       {"empty", "BF16", {0, 4}, {}},
   };
   write_safetensors(path, tensors, {{"format", "pt"}, {"note", "\"quoted\"\n"}});
-  CHECK_FALSE(fs::exists(path + ".tmp." + std::to_string(::getpid())));
+  CHECK_FALSE(fs::exists(dir.file(".model.safetensors.partial")));
 
   SafetensorsFile file(path);
   CHECK(file.path() == path);
