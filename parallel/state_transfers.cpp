@@ -64,10 +64,26 @@ std::vector<StateTransfer> state_transfers(const Engine& engine, int unit, TpSli
 }
 
 size_t checkpoint_staging_bytes(const Engine& engine, TpSlice slice) {
+  // The read side of state_transfers, counted without building its pieces (a tensor-parallel
+  // slice has a run per row, and the planner asks this for every layout it tries): a
+  // parameter's transfer holds the part of the held range the parameter overlaps, an
+  // AdaLomo statistic all of its runs.
   size_t largest = 0;
   for (int u = 0; u < static_cast<int>(engine.model().units().size()); ++u) {
-    for (const StateTransfer& t : state_transfers(engine, u, slice, 0, TransferDirection::read)) {
-      largest = std::max(largest, static_cast<size_t>(t.elements()) * dtype_size(t.dtype));
+    const UnitLayout& layout = engine.model().units()[u];
+    for (const Engine::Held& held : engine.held(u)) {
+      const size_t element = dtype_size(held.tensor.dtype);
+      if (held.kind == "adalomo") {
+        for (const AdaLomoStatistic& statistic : adalomo_statistics(layout, slice)) {
+          int64_t elements = 0;
+          for (const TpRun& run : statistic.runs) elements += run.count;
+          largest = std::max(largest, static_cast<size_t>(elements) * element);
+        }
+        continue;
+      }
+      for_each_param_piece(layout, held.range, [&](int, int64_t, int64_t count) {
+        largest = std::max(largest, static_cast<size_t>(count) * element);
+      });
     }
   }
   return largest;
