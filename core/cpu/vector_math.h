@@ -1,6 +1,7 @@
 // exp and tanh written so that the compiler vectorises loops that call them (the libm
 // versions are scalar calls). exp: range reduction to [-ln2/2, ln2/2] and a degree-6
-// polynomial, relative error about 2 ulp; tanh through exp, absolute error about 1e-7.
+// polynomial, relative error about 2 ulp, inputs clamped to [-87, 88], NaN kept; tanh
+// through exp, absolute error about 1e-7.
 // Loops vectorise with -fno-trapping-math, which CMake sets for llmft_core.
 #pragma once
 
@@ -9,8 +10,8 @@
 
 namespace llmft::cpu {
 
-inline float fast_exp(float x) {
-  x = x > -87.0f ? x : -87.0f;
+inline float fast_exp(float input) {
+  float x = input > -87.0f ? input : -87.0f;
   x = x < 88.0f ? x : 88.0f;
   // n = round(x / ln2); truncation is floor here because the argument is positive.
   const int32_t ni = static_cast<int32_t>(x * 1.44269504088896341f + 128.5f) - 128;
@@ -26,7 +27,9 @@ inline float fast_exp(float x) {
   const int32_t bits = (ni + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
+  // A NaN stays a NaN (the clamps above would turn it into exp(-87)), so that a diverged
+  // value reaches the loss and the divergence check instead of vanishing here.
+  return input != input ? input : p * scale;
 }
 
 inline float fast_tanh(float x) {
