@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/error.h"
 
@@ -16,8 +17,29 @@ namespace {
 
 }  // namespace
 
+double DivergenceGuard::max_loss(const std::string& option_value, int vocab_size) {
+  if (option_value == "auto") return 20.0 * std::log(static_cast<double>(vocab_size));
+  if (option_value == "none") return 0.0;
+  size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(option_value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  LLMFT_REQUIRE(used == option_value.size() && std::isfinite(value) && value > 0,
+                "--max-loss " << option_value
+                              << ": give auto (20 x ln(vocabulary)), none, or a positive number");
+  return value;
+}
+
 void DivergenceGuard::after_step(int step, const StepStats& stats) {
   std::ostringstream what;
+  if (max_loss_ > 0 && !stats.skipped && std::isfinite(stats.loss) && stats.loss > max_loss_) {
+    what << "the loss " << stats.loss << " is above --max-loss " << max_loss_
+         << " (the weights have blown up)";
+    fail(step, what.str(), "");
+  }
   if (!loss_scaling_) {
     if (std::isfinite(stats.loss) && std::isfinite(stats.grad_norm)) return;
     if (std::isfinite(stats.loss)) {

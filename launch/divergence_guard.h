@@ -1,9 +1,14 @@
 // DivergenceGuard: the divergence policy of a training run. A non-finite loss or gradient
 // norm is never trained through: in fp32 and bf16 the first one ends the run; in fp16 an
 // overflow skips the step (that is loss scaling) but more than --max-skipped-steps skipped
-// steps in a row end it. Ending is a DivergedError naming the step and what went
-// non-finite (exit code kDivergedExitCode), thrown before anything is saved.
+// steps in a row end it. A finite loss above --max-loss ends it too: by default 20 x
+// ln(vocabulary), twenty times the loss of a uniform guess, which only weights that have
+// blown up reach (the target's probability below V^-20). Ending is a DivergedError naming
+// the step and what went wrong (exit code kDivergedExitCode), thrown before anything is
+// saved.
 #pragma once
+
+#include <string>
 
 #include "core/dtype.h"
 #include "parallel/engine.h"
@@ -12,8 +17,15 @@ namespace llmft {
 
 class DivergenceGuard {
  public:
-  DivergenceGuard(DType dtype, int max_skipped_steps)
-      : loss_scaling_(dtype == DType::f16), max_skipped_steps_(max_skipped_steps) {}
+  // `max_loss` 0: no bound on finite losses.
+  DivergenceGuard(DType dtype, int max_skipped_steps, double max_loss)
+      : loss_scaling_(dtype == DType::f16),
+        max_skipped_steps_(max_skipped_steps),
+        max_loss_(max_loss) {}
+
+  // What --max-loss means for a model of `vocab_size` tokens: auto (20 x ln(vocab_size)),
+  // none (0) or a positive number. Throws llmft::Error naming the option otherwise.
+  static double max_loss(const std::string& option_value, int vocab_size);
 
   // Every rank sees the same (global) loss and norm, so every rank decides the same way.
   void after_step(int step, const StepStats& stats);
@@ -21,6 +33,7 @@ class DivergenceGuard {
  private:
   bool loss_scaling_;
   int max_skipped_steps_;
+  double max_loss_;
   int skipped_in_a_row_ = 0;
 };
 

@@ -214,7 +214,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   const io::BatchCut cut{o.micro_batch, o.grad_accum, dp};
   const std::unique_ptr<Event> step_start = backend->create_event(),
                                step_end = backend->create_event();
-  DivergenceGuard divergence(engine_options.dtype, o.max_skipped_steps);
+  DivergenceGuard divergence(engine_options.dtype, o.max_skipped_steps,
+                             DivergenceGuard::max_loss(o.max_loss, config.vocab_size));
   int64_t windows_consumed = start.windows_consumed;
   for (int step = start.step; step <= o.steps; ++step) {
     const std::vector<size_t> windows = loader.windows_at(windows_consumed, cut.global_windows());

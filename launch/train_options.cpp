@@ -7,6 +7,7 @@
 #include "comm/communicator_registry.h"
 #include "core/byte_size.h"
 #include "core/error.h"
+#include "launch/divergence_guard.h"
 #include "launch/option_checks.h"
 #include "optim/optimizer.h"
 
@@ -65,7 +66,10 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "fp16: clean steps before the loss scale doubles (it halves on overflow)")
       ("max-skipped-steps", po::value(&o.max_skipped_steps)->default_value(10),
        "fp16: overflow-skipped steps in a row after which the run stops as diverged (exit "
-       "code 65); in fp32 and bf16 the first non-finite loss or gradient norm stops it");
+       "code 65); in fp32 and bf16 the first non-finite loss or gradient norm stops it")
+      ("max-loss", po::value(&o.max_loss)->default_value("auto"),
+       "a finite loss above this also stops the run as diverged (exit code 65): auto (20 x "
+       "ln(vocabulary), far above any healthy run), none, or a number");
   po::options_description run("Run");
   run.add_options()
       ("device", po::value(&o.device)->default_value("cpu"),
@@ -202,6 +206,7 @@ void validate_option_values(const TrainOptions& o) {
       "--initial-loss-scale must be a finite number >= 1 (got " << o.initial_loss_scale << ")");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.max_skipped_steps >= 0, "--max-skipped-steps must not be negative");
+  DivergenceGuard::max_loss(o.max_loss, 2);  // the option's form; the bound needs the model
   LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
   LLMFT_REQUIRE(o.checkpoint_every >= 0, "--checkpoint-every must not be negative");
   LLMFT_REQUIRE(o.keep_checkpoints >= 0, "--keep-checkpoints must not be negative");

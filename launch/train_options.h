@@ -22,6 +22,7 @@ struct TrainOptions {
   float initial_loss_scale;
   int loss_scale_window;
   int max_skipped_steps;
+  std::string max_loss;  // auto, none or a number (launch/divergence_guard.h)
   uint64_t seed;
   bool print_params = false;
   bool share_devices = false;

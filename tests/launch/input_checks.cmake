@@ -49,6 +49,8 @@ input_failure(loss_scale_infinite "--initial-loss-scale must be a finite number 
   --data ${cli_dir}/val.tok --dtype fp16 --initial-loss-scale inf ${train_outputs})
 input_failure(seed_negative "--seed -1: a seed is a whole number from 0 to 18446744073709551615"
   --data ${cli_dir}/val.tok --seed=-1 ${train_outputs})
+input_failure(max_loss_bad "--max-loss -3: give auto \\(20 x ln\\(vocabulary\\)\\), none, or a positive number"
+  --data ${cli_dir}/val.tok --max-loss=-3 ${train_outputs})
 input_failure(config_is_directory "--config .*a_directory: not a regular file"
   --config ${inputs}/a_directory --data ${cli_dir}/val.tok ${train_outputs})
 # A bad value in the ini file is an error even though the command line overrides it.
