@@ -11,6 +11,7 @@
 #include "io/atomic_file.h"
 #include "io/hf_config.h"
 #include "io/json.h"
+#include "io/output_directory.h"
 
 namespace llmft::io {
 
@@ -85,15 +86,6 @@ void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>
     for (const ParamInfo& p : units[u].params) tensors.push_back(hf_tensor(p, values[u].data()));
   }
   write_safetensors(path, tensors, {{"format", "pt"}});
-}
-
-void ensure_directory(const std::string& dir, const std::string& option) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  LLMFT_REQUIRE(!ec && fs::is_directory(dir), option << " " << dir
-                                                     << ": cannot create the directory ("
-                                                     << (ec ? ec.message() : "a file is in the way")
-                                                     << "); choose a writable path");
 }
 
 HfModelWriter::HfModelWriter(std::string dir, ModelConfig config, std::vector<UnitLayout> units,

@@ -27,8 +27,6 @@ SafeTensor hf_tensor(const ParamInfo& p, const float* unit_values);
 // Converts units to Hugging Face named tensors and writes them to one file (atomically).
 void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>& units,
                           const UnitValues& values);
-// Creates `dir` (and its parents) if needed; an Error naming `option` when it cannot.
-void ensure_directory(const std::string& dir, const std::string& option);
 
 // Writes a model directory unit by unit, holding at most one shard's tensors in memory.
 // Shards are written as they fill, under the temporary names ".NAME.partial" (AtomicFile's);

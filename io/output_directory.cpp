@@ -26,6 +26,15 @@ fs::path existing_part(const fs::path& dir) {
 
 }  // namespace
 
+void ensure_directory(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  LLMFT_REQUIRE(!ec && fs::is_directory(dir), option << " " << dir
+                                                     << ": cannot create the directory ("
+                                                     << (ec ? ec.message() : "a file is in the way")
+                                                     << "); choose a writable path");
+}
+
 void prepare_output_directory(const std::string& dir, const std::string& option,
                               uint64_t bytes_to_write, const std::string& what) {
   // Free space first, so that a filesystem too small is refused before anything is made.
@@ -37,18 +46,14 @@ void prepare_output_directory(const std::string& dir, const std::string& option,
                          << " free but " << what << " alone take " << format_bytes(bytes_to_write)
                          << "; free some space or choose another directory");
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  LLMFT_REQUIRE(!ec && fs::is_directory(dir), option << " " << dir
-                                                     << ": cannot create the directory ("
-                                                     << (ec ? ec.message() : "a file is in the way")
-                                                     << "); choose a writable path");
+  ensure_directory(dir, option);
   const std::string probe = (fs::path(dir) / ".llmft_write_probe").string();
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const int error = errno;
   LLMFT_REQUIRE(fd >= 0, option << " " << dir << " is not writable (" << std::strerror(error)
                                 << "); choose a directory this job can write");
   ::close(fd);
+  std::error_code ec;
   fs::remove(probe, ec);
 }
 

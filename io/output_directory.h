@@ -10,6 +10,9 @@
 
 namespace llmft::io {
 
+// Creates `dir` (and its parents) if needed; an Error naming `option` when it cannot.
+void ensure_directory(const std::string& dir, const std::string& option);
+
 // Throws llmft::Error naming `option` and `dir` when the directory cannot be created or
 // written, or when its filesystem has fewer than `bytes_to_write` bytes free for this user.
 // `what` names the bytes in the message ("the model's f32 weights").

@@ -9,8 +9,8 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
-#include "io/hf_checkpoint.h"
 #include "io/json.h"
+#include "io/output_directory.h"
 
 namespace llmft {
 
