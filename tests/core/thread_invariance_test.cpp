@@ -1,6 +1,7 @@
 // The CPU kernels that reduce (sums of squares, the cross-entropy's loss, AdaLomo's row,
-// column and norm statistics) give the same bits with 1, 2 and 3 OpenMP threads: they add
-// in a fixed order (core/cpu/ordered_reduce.h), not in the order threads finish.
+// column and norm statistics, blocked attention) give the same bits with 1, 2 and 3 OpenMP
+// threads: they add in a fixed order (core/cpu/ordered_reduce.h, or one writer per output),
+// not in the order threads finish.
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -69,6 +70,26 @@ TEST_CASE("the cross-entropy's loss and gradient are the same whatever the threa
     std::string bytes;
     append(bytes, &loss, 1);
     append(bytes, work.data(), work.size());
+    return bytes;
+  }));
+}
+
+TEST_CASE("blocked attention's outputs and gradients are the same whatever the thread count") {
+  // Several query and key tiles (64 rows) and grouped heads: the tasks of each pass run in
+  // any order on any thread, and each output has one writer.
+  std::mt19937_64 rng(4);
+  const int64_t B = 2, T = 150, H = 4, KVH = 2, D = 8, W = (H + 2 * KVH) * D;
+  const std::vector<float> qkv = random_vector(B * T * W, rng);
+  const std::vector<float> dout = random_vector(B * T * H * D, rng);
+  check_all_equal(with_thread_counts([&] {
+    std::vector<float> out(dout.size()), lse(B * H * T), dqkv(qkv.size());
+    cpu::attention_forward(out.data(), lse.data(), qkv.data(), B, T, H, KVH, D, T, 0);
+    cpu::attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, T, H,
+                            KVH, D);
+    std::string bytes;
+    append(bytes, out.data(), out.size());
+    append(bytes, lse.data(), lse.size());
+    append(bytes, dqkv.data(), dqkv.size());
     return bytes;
   }));
 }
