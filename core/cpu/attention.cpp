@@ -9,11 +9,13 @@
 //
 // Every output element is written by one task in a fixed order, so results depend neither
 // on the thread count nor on the schedule: forward tasks are (batch, key/value head, query
-// tile); backward runs a pass of (batch, key/value head, key tile) tasks for dK and dV and
-// a pass of (batch, key/value head, query tile) tasks for dQ, recomputing the tile
-// products each needs (no atomics, no per-thread partial sums). OpenBLAS runs
-// single-threaded inside the parallel region.
+// tile); backward tasks are (batch, key/value head), or, when there are fewer of those than
+// threads, a pass of (batch, key/value head, key tile) tasks for dK and dV and a pass of
+// (batch, key/value head, query tile) tasks for dQ, which recompute 2 of the 5 tile
+// products; both add in the same order (no atomics, no per-thread partial sums). OpenBLAS
+// runs single-threaded inside the parallel region.
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -28,8 +30,8 @@ namespace llmft::cpu {
 
 namespace {
 
-constexpr int64_t kQueryTile = 64;
-constexpr int64_t kKeyTile = 64;
+constexpr int64_t kQueryTile = 128;
+constexpr int64_t kKeyTile = 128;
 constexpr float kMasked = -std::numeric_limits<float>::infinity();
 
 // One token's packed qkv row of width (H + 2 KVH) D; `rows` rows per batch.
@@ -199,79 +201,111 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
 
 namespace {
 
-// Backward, pass 1: dK and dV of keys k0 .. k0 + n - 1 of head g, over every query tile
-// that sees them.
-void key_tile_gradients(float* dqkv, const float* dout, const float* qkv, const float* out,
-                        const float* lse, const QkvLayout& L, int64_t b, int64_t g, int64_t k0,
-                        int64_t n, int64_t T, float scale) {
-  const int64_t D = L.D, group = L.H / L.KVH, rows_max = kQueryTile * group;
-  float* q = scratch.get(scratch.q, rows_max * D);
-  float* d = scratch.get(scratch.dout, rows_max * D);
-  float* probs = scratch.get(scratch.probs, rows_max * n);
-  float* dprobs = scratch.get(scratch.scores, rows_max * n);
-  float* row_lse = scratch.get(scratch.stat_a, rows_max);
-  float* delta = scratch.get(scratch.stat_b, rows_max);
-  float* dk = scratch.get(scratch.acc, 2 * n * D);
-  float* dv = dk + n * D;
-  std::fill(dk, dk + 2 * n * D, 0.0f);
-  const float* k = L.k(qkv, b, k0, g);
-  const float* v = L.v(qkv, b, k0, g);
-  for (int64_t i = k0 / kQueryTile; i < query_tiles(T); ++i) {
-    const QueryTile tile = query_tile(i, T, 0, g, group);
-    const int64_t rows = tile.rows();
-    stack_rows(q, tile, D, [&](int64_t t, int64_t h) { return L.q(qkv, b, t, h); });
-    stack_rows(d, tile, D,
-               [&](int64_t t, int64_t h) { return dout + (b * T + t) * L.H * D + h * D; });
-    backward_rows(row_lse, delta, tile, lse, dout, out, b, T, L.H, D);
-    scaled_scores(probs, q, k, rows, n, D, L.width, scale);
-    probabilities(probs, probs, row_lse, tile, k0, n);
+// What backward needs of one task's (batch, key/value head): the inputs, their layout, and
+// the scale.
+struct BackwardTask {
+  float* dqkv;
+  const float *dout, *qkv, *out, *lse;
+  const QkvLayout& L;
+  int64_t b, g, T;
+  float scale;
+
+  int64_t group() const { return L.H / L.KVH; }
+  QueryTile tile(int64_t i) const { return query_tile(i, T, 0, g, group()); }
+  const float* dout_row(int64_t t, int64_t h) const {
+    return dout + (b * T + t) * L.H * L.D + h * L.D;
+  }
+  float* dq_row(int64_t t, int64_t h) const { return dqkv + (b * T + t) * L.width + h * L.D; }
+};
+
+// Stacks the query tile's q and dout rows and its rows' lse and delta into the scratch.
+void stack_backward_rows(const BackwardTask& task, const QueryTile& tile) {
+  const QkvLayout& L = task.L;
+  const int64_t rows = tile.rows();
+  stack_rows(scratch.get(scratch.q, rows * L.D), tile, L.D,
+             [&](int64_t t, int64_t h) { return L.q(task.qkv, task.b, t, h); });
+  stack_rows(scratch.get(scratch.dout, rows * L.D), tile, L.D,
+             [&](int64_t t, int64_t h) { return task.dout_row(t, h); });
+  backward_rows(scratch.get(scratch.stat_a, rows), scratch.get(scratch.stat_b, rows), tile,
+                task.lse, task.dout, task.out, task.b, task.T, L.H, L.D);
+}
+
+// The gradients of one (query tile, key tile) pair, from the stacked rows in the scratch:
+// dk and dv (n x D) += this pair's part (when given), and this pair's dq part added to the
+// query rows' dq in dqkv (when `with_dq`). Every schedule calls it with the same shapes and
+// accumulates in the same order (dk, dv over query tiles upwards; dq over key tiles
+// upwards), so every schedule gives the same bits.
+void pair_gradients(const BackwardTask& task, const QueryTile& tile, int64_t k0, int64_t n,
+                    float* dk, float* dv, bool with_dq) {
+  const QkvLayout& L = task.L;
+  const int64_t D = L.D, rows = tile.rows();
+  const float* q = scratch.q.data();
+  const float* d = scratch.dout.data();
+  const float* row_lse = scratch.stat_a.data();
+  const float* delta = scratch.stat_b.data();
+  float* probs = scratch.get(scratch.probs, rows * n);
+  float* dprobs = scratch.get(scratch.scores, rows * n);
+  const float* k = L.k(task.qkv, task.b, k0, task.g);
+  scaled_scores(probs, q, k, rows, n, D, L.width, task.scale);
+  probabilities(probs, probs, row_lse, tile, k0, n);
+  if (dv != nullptr) {
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, D, rows, 1.0f, probs, n, d, D, 1.0f, dv,
                 D);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, 1.0f, d, D, v, L.width, 0.0f,
-                dprobs, n);
-    score_gradients(dprobs, probs, delta, rows, n, scale);
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, 1.0f, d, D,
+              L.v(task.qkv, task.b, k0, task.g), L.width, 0.0f, dprobs, n);
+  score_gradients(dprobs, probs, delta, rows, n, task.scale);
+  if (dk != nullptr) {
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, D, rows, 1.0f, dprobs, n, q, D, 1.0f,
                 dk, D);
   }
-  for (int64_t j = 0; j < n; ++j) {
-    float* row = dqkv + (b * T + k0 + j) * L.width;
-    std::memcpy(row + (L.H + g) * D, dk + j * D, sizeof(float) * D);
-    std::memcpy(row + (L.H + L.KVH + g) * D, dv + j * D, sizeof(float) * D);
+  if (!with_dq) return;
+  float* dq = scratch.get(scratch.acc, rows * D);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, n, 1.0f, dprobs, n, k, L.width,
+              0.0f, dq, D);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = task.dq_row(tile.query(r), tile.head(r));
+    for (int64_t i = 0; i < D; ++i) row[i] += dq[r * D + i];
   }
 }
 
-// Backward, pass 2: dQ of the stacked query rows of `tile`, over every key tile they see.
-void query_tile_gradients(float* dqkv, const float* dout, const float* qkv, const float* out,
-                          const float* lse, const QkvLayout& L, const QueryTile& tile, int64_t b,
-                          int64_t g, int64_t T, float scale) {
-  const int64_t D = L.D, rows = tile.rows();
-  const int64_t last_query = tile.first + tile.count - 1;
-  float* q = scratch.get(scratch.q, rows * D);
-  float* d = scratch.get(scratch.dout, rows * D);
-  float* dq = scratch.get(scratch.acc, rows * D);
-  float* probs = scratch.get(scratch.probs, rows * kKeyTile);
-  float* dprobs = scratch.get(scratch.scores, rows * kKeyTile);
-  float* row_lse = scratch.get(scratch.stat_a, rows);
-  float* delta = scratch.get(scratch.stat_b, rows);
-  stack_rows(q, tile, D, [&](int64_t t, int64_t h) { return L.q(qkv, b, t, h); });
-  stack_rows(d, tile, D,
-             [&](int64_t t, int64_t h) { return dout + (b * T + t) * L.H * D + h * D; });
-  backward_rows(row_lse, delta, tile, lse, dout, out, b, T, L.H, D);
-  std::fill(dq, dq + rows * D, 0.0f);
-  for (int64_t k0 = 0; k0 <= last_query; k0 += kKeyTile) {
-    const int64_t n = std::min(kKeyTile, last_query + 1 - k0);
-    const float* k = L.k(qkv, b, k0, g);
-    scaled_scores(probs, q, k, rows, n, D, L.width, scale);
-    probabilities(probs, probs, row_lse, tile, k0, n);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, 1.0f, d, D, L.v(qkv, b, k0, g),
-                L.width, 0.0f, dprobs, n);
-    score_gradients(dprobs, probs, delta, rows, n, scale);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, n, 1.0f, dprobs, n, k, L.width,
-                1.0f, dq, D);
+int64_t key_tiles(int64_t T) {
+  return (T + kKeyTile - 1) / kKeyTile;
+}
+
+// Sets the dq rows of the task's query heads in query tile i to zero.
+void clear_dq(const BackwardTask& task, const QueryTile& tile) {
+  for (int64_t r = 0; r < tile.rows(); ++r) {
+    std::memset(task.dq_row(tile.query(r), tile.head(r)), 0, sizeof(float) * task.L.D);
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = dqkv + (b * T + tile.query(r)) * L.width + tile.head(r) * D;
-    std::memcpy(row, dq + r * D, sizeof(float) * D);
+}
+
+// dk and dv of key tile j over the query tiles that see it; writes them into dqkv. With
+// `with_dq`, also adds each pair's dq part (the task owns every dq row of its heads).
+void key_tile(const BackwardTask& task, int64_t j, bool with_dq) {
+  const int64_t D = task.L.D, k0 = j * kKeyTile, n = std::min(kKeyTile, task.T - k0);
+  std::vector<float> dk(2 * n * D, 0.0f);  // beside the scratch: pairs reuse all of it
+  float* dv = dk.data() + n * D;
+  for (int64_t i = k0 / kQueryTile; i < query_tiles(task.T); ++i) {
+    const QueryTile tile = task.tile(i);
+    stack_backward_rows(task, tile);
+    pair_gradients(task, tile, k0, n, dk.data(), dv, with_dq);
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    float* row = task.dqkv + (task.b * task.T + k0 + r) * task.L.width;
+    std::memcpy(row + (task.L.H + task.g) * D, dk.data() + r * D, sizeof(float) * D);
+    std::memcpy(row + (task.L.H + task.L.KVH + task.g) * D, dv + r * D, sizeof(float) * D);
+  }
+}
+
+// dq of query tile i over the key tiles it sees.
+void query_tile_dq(const BackwardTask& task, int64_t i) {
+  const QueryTile tile = task.tile(i);
+  clear_dq(task, tile);
+  stack_backward_rows(task, tile);
+  const int64_t last_query = tile.first + tile.count - 1;
+  for (int64_t k0 = 0; k0 <= last_query; k0 += kKeyTile) {
+    pair_gradients(task, tile, k0, std::min(kKeyTile, last_query + 1 - k0), nullptr, nullptr, true);
   }
 }
 
@@ -281,26 +315,36 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
                         const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D) {
   const QkvLayout L{T, H, KVH, D, (H + 2 * KVH) * D};
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  const int64_t group = H / KVH, tiles = query_tiles(T);
-  const int64_t key_tiles = (T + kKeyTile - 1) / kKeyTile;
-  // Earlier key tiles are seen by more queries: a dynamic schedule balances them.
+  auto task = [&](int64_t b, int64_t g) {
+    return BackwardTask{dqkv, dout, qkv, out, lse, L, b, g, T, scale};
+  };
+  // With a (batch, key/value head) task per thread or more, each task runs all its pairs
+  // once (5 tile products each). With fewer, a key-tile pass (dk, dv) and a query-tile pass
+  // (dq) keep every thread busy at the price of recomputing 2 of the products. Both give
+  // the same bits (pair_gradients), so the choice is only a matter of speed.
+  if (B * KVH >= omp_get_max_threads()) {
+#pragma omp parallel for collapse(2) schedule(dynamic)
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t g = 0; g < KVH; ++g) {
+        const BackwardTask t = task(b, g);
+        for (int64_t i = 0; i < query_tiles(T); ++i) clear_dq(t, t.tile(i));
+        for (int64_t j = 0; j < key_tiles(T); ++j) key_tile(t, j, true);
+      }
+    }
+    return;
+  }
+  // Earlier key tiles are seen by more queries, later query tiles see more keys: dynamic
+  // schedules balance them.
 #pragma omp parallel for collapse(3) schedule(dynamic)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < KVH; ++g) {
-      for (int64_t j = 0; j < key_tiles; ++j) {
-        const int64_t k0 = j * kKeyTile;
-        key_tile_gradients(dqkv, dout, qkv, out, lse, L, b, g, k0, std::min(kKeyTile, T - k0), T,
-                           scale);
-      }
+      for (int64_t j = 0; j < key_tiles(T); ++j) key_tile(task(b, g), j, false);
     }
   }
 #pragma omp parallel for collapse(3) schedule(dynamic)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < KVH; ++g) {
-      for (int64_t i = 0; i < tiles; ++i) {
-        query_tile_gradients(dqkv, dout, qkv, out, lse, L, query_tile(i, T, 0, g, group), b, g, T,
-                             scale);
-      }
+      for (int64_t i = 0; i < query_tiles(T); ++i) query_tile_dq(task(b, g), i);
     }
   }
 }

@@ -1,6 +1,6 @@
 // The blocked CPU attention (core/cpu/attention.cpp) against a direct double-precision
 // evaluation of causal softmax attention and its gradients, at lengths that are not
-// multiples of its 64-row tiles (1, 37, 129, 1000), with grouped and multi-query heads
+// multiples of its 128-row tiles (1, 37, 129, 1000), with grouped and multi-query heads
 // and, forward, with a KV cache offset (the queries are the last rows of a longer cache).
 #include <doctest/doctest.h>
 
