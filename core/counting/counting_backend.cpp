@@ -45,10 +45,12 @@ std::string CountingBackend::describe() const {
 }
 
 void CountingBackend::copy_to_device(Tensor dst, const void* host_src) {
+  elementwise(dst);
   if (memory_.is_real(dst.data)) std::memcpy(dst.data, host_src, dst.bytes());
 }
 
 void CountingBackend::copy_to_host(void* host_dst, Tensor src) {
+  elementwise(src);
   if (memory_.is_real(src.data)) {
     std::memcpy(host_dst, src.data, src.bytes());
   } else {
@@ -57,9 +59,39 @@ void CountingBackend::copy_to_host(void* host_dst, Tensor src) {
 }
 
 void CountingBackend::copy(Tensor dst, Tensor src) {
+  elementwise(dst, src);
   if (memory_.is_real(dst.data) && memory_.is_real(src.data)) {
     std::memcpy(dst.data, src.data, src.bytes());
   }
+}
+
+void CountingBackend::linear_forward(Tensor out, Tensor, Tensor weight, Tensor bias) {
+  const int64_t outputs = weight.shape[0], inputs = weight.shape[1];
+  const int64_t rows = out.numel() / outputs;
+  tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
+  if (bias.defined()) elementwise(out, bias);  // the bias is written before the product
+}
+
+void CountingBackend::linear_backward(Tensor dinp, bool, Tensor dweight, Tensor dbias, Tensor dout,
+                                      Tensor, Tensor weight) {
+  const int64_t outputs = weight.shape[0], inputs = weight.shape[1];
+  const int64_t rows = dout.numel() / outputs;
+  if (dinp.defined()) tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
+  if (dweight.defined()) tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
+  if (dbias.defined()) elementwise(dbias, dout);
+}
+
+void CountingBackend::attention_forward(Tensor out, Tensor, Tensor qkv, int n_head, int n_kv_head,
+                                        int64_t) {
+  const int64_t batch = qkv.shape[0], head_dim = qkv.shape[2] / (n_head + 2 * n_kv_head);
+  const int64_t queries = out.numel() / (batch * n_head * head_dim);
+  tally_.add_attention({batch, queries, n_head, n_kv_head, head_dim, false});
+}
+
+void CountingBackend::attention_backward(Tensor, Tensor, Tensor qkv, Tensor, Tensor, int n_head,
+                                         int n_kv_head) {
+  const int64_t head_dim = qkv.shape[2] / (n_head + 2 * n_kv_head);
+  tally_.add_attention({qkv.shape[0], qkv.shape[1], n_head, n_kv_head, head_dim, true});
 }
 
 }  // namespace llmft
