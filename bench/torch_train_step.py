@@ -1,10 +1,11 @@
-# PyTorch peer for llmft's training-step benchmark: times full GPT-2 AdamW steps on CPU.
+# PyTorch peer for llmft's training-step benchmark: times full GPT-2 or LLaMA AdamW steps on CPU.
 """PyTorch peer for llmft's training-step benchmark.
 
-Builds a float32 GPT2LMHeadModel (dropouts 0) of the given shape, and times full
-training steps on random tokens: zero_grad, forward, mean cross-entropy of the
-logits against explicit targets, backward, torch.optim.AdamW step. Prints one
-JSON line: {"ms_per_step", "ms_min", "tokens_per_s", "torch_version", "threads"}.
+Builds a float32 GPT2LMHeadModel (dropouts 0) or LlamaForCausalLM (SDPA attention) of
+the given shape, and times full training steps on random tokens: zero_grad, forward,
+mean cross-entropy of the logits against explicit targets, backward,
+torch.optim.AdamW step. Prints one JSON line: {"ms_per_step", "ms_min",
+"tokens_per_s", "torch_version", "threads"}.
 """
 
 import argparse
@@ -17,17 +18,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import transformers  # noqa: E402
-from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
+from transformers import (GPT2Config, GPT2LMHeadModel, LlamaConfig,  # noqa: E402
+                          LlamaForCausalLM)
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add = parser.add_argument
+    add("--family", choices=["gpt2", "llama"], default="gpt2", help="model family")
     add("--n-layer", type=int, default=12, help="transformer blocks")
     add("--n-head", type=int, default=12, help="attention heads")
     add("--n-embd", type=int, default=768, help="hidden size C")
     add("--vocab", type=int, default=50257, help="vocabulary size V")
     add("--n-positions", type=int, default=1024, help="max sequence length")
+    add("--n-kv-head", type=int, default=0, help="llama: key/value heads (0: --n-head)")
+    add("--intermediate", type=int, default=0, help="llama: MLP width")
+    add("--rope-theta", type=float, default=10000.0, help="llama: rotary base")
+    add("--tie", type=int, default=0, help="llama: 1 to tie the head to the embeddings")
     add("--batch", type=int, default=4, help="sequences per step B")
     add("--seq", type=int, default=64, help="tokens per sequence T")
     add("--steps", type=int, default=10, help="timed steps")
@@ -43,6 +50,14 @@ def parse_args():
 
 
 def build_model(args):
+    if args.family == "llama":
+        config = LlamaConfig(
+            vocab_size=args.vocab, hidden_size=args.n_embd, intermediate_size=args.intermediate,
+            num_hidden_layers=args.n_layer, num_attention_heads=args.n_head,
+            num_key_value_heads=args.n_kv_head or args.n_head,
+            max_position_embeddings=args.n_positions, rope_theta=args.rope_theta,
+            tie_word_embeddings=bool(args.tie), attention_dropout=0.0)
+        return LlamaForCausalLM(config).float().train()
     config = GPT2Config(
         vocab_size=args.vocab, n_positions=args.n_positions, n_embd=args.n_embd,
         n_layer=args.n_layer, n_head=args.n_head, activation_function="gelu_new",

@@ -1,7 +1,11 @@
 // bench_train_step: times llmft training steps (AdamW, fp32, CPU) and prints them beside
 // two peers measured in the same run: OpenBLAS sgemm on this machine (achieved GFLOP/s
 // as a fraction of it), and optionally the same step in PyTorch (transformers'
-// GPT2LMHeadModel + torch.optim.AdamW, bench/torch_train_step.py) as a time ratio.
+// GPT2LMHeadModel or LlamaForCausalLM + torch.optim.AdamW, bench/torch_train_step.py) as a
+// time ratio.
+//
+// --model takes a preset or a config.json (bench/configs/llama_gqa_125m.json: a LLaMA of
+// gpt2's size with grouped-query attention, 12 heads over 4 key/value heads).
 //
 // usage: bench_train_step [--model gpt2] [--batch 4] [--seq 64] [--steps 5] [--warmup 1]
 //                         [--threads 2] [--python PATH --peer-script PATH]
@@ -46,7 +50,11 @@ double sgemm_gflops(int n) {
 }
 
 double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
-  std::string cmd = args.at("python") + " " + args.at("peer-script") + " --n-layer " +
+  std::string cmd = args.at("python") + " " + args.at("peer-script") + " --family " +
+                    family_name(c.family) + " --n-kv-head " + std::to_string(c.n_kv_head) +
+                    " --intermediate " + std::to_string(c.intermediate) + " --rope-theta " +
+                    std::to_string(c.rope_theta) + " --tie " +
+                    std::to_string(c.tie_embeddings ? 1 : 0) + " --n-layer " +
                     std::to_string(c.n_layer) + " --n-head " + std::to_string(c.n_head) +
                     " --n-embd " + std::to_string(c.hidden) + " --vocab " +
                     std::to_string(c.vocab_size) + " --n-positions " +
@@ -67,8 +75,14 @@ int run(int argc, char** argv) {
                                               {"python", ""},
                                               {"peer-script", ""}},
                                              "bench/train_step.cpp");
-  const ModelConfig config = io::resolve_model(args.at("model"));
+  ModelConfig config = io::resolve_model(args.at("model"));
   const int B = std::stoi(args.at("batch")), T = std::stoi(args.at("seq"));
+  if (T > config.max_seq_len) {
+    // A longer context for the same shape (GPT-2's learned positions grow by a table row
+    // per position), so that its fine-tuning lengths can be timed; the peer gets it too.
+    std::printf("note: context extended from %d to %d positions\n", config.max_seq_len, T);
+    config.max_seq_len = T;
+  }
   const int steps = std::stoi(args.at("steps")), warmup = std::stoi(args.at("warmup"));
   auto backend = make_backend("cpu");
   backend->set_threads(std::stoi(args.at("threads")));
