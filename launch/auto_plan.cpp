@@ -52,35 +52,41 @@ Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
                       const std::string& device_name, int world_size, int threads) {
   Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
   const std::string path = default_calibration_path();
-  // Rank 0 reads the cache and broadcasts what it found: found, the GEMM curve, 2 links.
+  // Rank 0 reads the cache and broadcasts what it found: found, the GEMM curve, 2 links,
+  // the kernel costs.
   std::string key;
   std::optional<Calibration> cached;
   if (!world || world->rank() == 0) {
     key = calibration_key(this_host(), world_size, threads);
     cached = read_calibration(path, key);
   }
-  float shared[7] = {};
+  constexpr int kShared = 10;
+  float shared[kShared] = {};
   if (cached) {
     const Calibration& c = *cached;
-    const float found[7] = {1.0f,
-                            static_cast<float>(c.gemm_flops),
-                            static_cast<float>(c.gemm_half_rate_rows),
-                            static_cast<float>(c.intra_node.bandwidth),
-                            static_cast<float>(c.intra_node.latency_s),
-                            static_cast<float>(c.inter_node.bandwidth),
-                            static_cast<float>(c.inter_node.latency_s)};
-    std::copy(found, found + 7, shared);
+    const float found[kShared] = {1.0f,
+                                  static_cast<float>(c.gemm_flops),
+                                  static_cast<float>(c.gemm_half_rate_rows),
+                                  static_cast<float>(c.intra_node.bandwidth),
+                                  static_cast<float>(c.intra_node.latency_s),
+                                  static_cast<float>(c.inter_node.bandwidth),
+                                  static_cast<float>(c.inter_node.latency_s),
+                                  static_cast<float>(c.cache_bandwidth),
+                                  static_cast<float>(c.memory_bandwidth),
+                                  static_cast<float>(c.kernel_call_s)};
+    std::copy(found, found + kShared, shared);
   }
   if (world) {
     Buffer buf = allocator.allocate(sizeof(shared), MemoryCategory::comm_buffers, "calibration");
-    Tensor t = buf.as(DType::f32, {7});
+    Tensor t = buf.as(DType::f32, {kShared});
     backend.copy_to_device(t, shared);
     world->broadcast(t, 0)->wait();
     backend.copy_to_host(shared, t);
   }
   if (shared[0] == 1.0f) {
-    return Calibration{device_name, shared[1], shared[2], Link{shared[3], shared[4]},
-                       Link{shared[5], shared[6]}};
+    return Calibration{
+        device_name, shared[1], shared[2], Link{shared[3], shared[4]}, Link{shared[5], shared[6]},
+        shared[7],   shared[8], shared[9]};
   }
   const Calibration measured = measure_devices(backend, allocator, world, node, device_name);
   if (!world || world->rank() == 0) write_calibration(path, key, measured);
@@ -100,6 +106,10 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
     request.device = calibrated(
         request.device,
         calibrate(backend, world, node.get(), request.device.name, world_size, o.threads));
+    // The run's own head shape and length, measured every time (milliseconds).
+    Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
+    request.device.attention =
+        measure_attention(backend, allocator, world, config, o.seq_len, parse_dtype(o.dtype));
   }
   request.workload =
       Workload{config, optimizer, parse_dtype(o.dtype), o.seq_len, 0, o.clip_grad > 0};

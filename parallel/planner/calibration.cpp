@@ -7,6 +7,11 @@ DeviceDescription calibrated(DeviceDescription preset, const Calibration& c) {
     preset.peak_flops = c.gemm_flops;
     preset.gemm_half_rate_rows = c.gemm_half_rate_rows;
   }
+  if (c.memory_bandwidth > 0) {
+    preset.cache_bandwidth = c.cache_bandwidth;
+    preset.memory_bandwidth = c.memory_bandwidth;
+    preset.kernel_call_s = c.kernel_call_s;
+  }
   if (c.intra_node.bandwidth > 0) preset.intra_node = c.intra_node;
   if (c.inter_node.bandwidth > 0) preset.inter_node = c.inter_node;
   return preset;

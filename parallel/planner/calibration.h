@@ -1,6 +1,7 @@
 // Calibration: what a job measured on its devices before training — the rate a large
-// GEMM achieves and the bandwidth and latency of collectives inside a node and across
-// nodes (parallel/planner/device_benchmark.h) — and the device description it refines.
+// GEMM achieves, what other kernels cost, and the bandwidth and latency of collectives
+// inside a node and across nodes (parallel/planner/device_benchmark.h) — and the device
+// description it refines.
 // launch/calibration_cache.h keeps it between jobs.
 #pragma once
 
@@ -15,11 +16,15 @@ struct Calibration {
   double gemm_flops = 0;           // a large 16-bit GEMM's rate (f32 on CPU), extrapolated
   double gemm_half_rate_rows = 0;  // rows at which a GEMM reaches half of gemm_flops
   Link intra_node, inter_node;     // a bandwidth of 0: not measured (e.g. one node)
+  // Kernels other than products (device.h): bytes/s in cache and from memory, seconds per
+  // call; 0: not measured.
+  double cache_bandwidth = 0, memory_bandwidth = 0, kernel_call_s = 0;
 };
 
 // The preset with the measured figures in place of the published ones: peak_flops and
-// gemm_half_rate_rows become the measured GEMM curve (achieved_fraction then is the share
-// of it a whole step achieves), and each measured link replaces the preset's.
+// gemm_half_rate_rows become the measured GEMM curve, each measured link replaces the
+// preset's, and measured kernel costs let the time model price every kernel (instead of
+// the preset's achieved_fraction).
 DeviceDescription calibrated(DeviceDescription preset, const Calibration& calibration);
 
 }  // namespace llmft

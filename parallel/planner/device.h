@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,16 @@ namespace llmft {
 struct Link {
   double bandwidth = 0;  // bytes/s each device sends
   double latency_s = 0;  // per step of a ring collective
+};
+
+// Attention's measured cost for one head shape (parallel/planner/device_benchmark.h): the
+// seconds one head of one sequence of T queries takes, causal, as quadratic x T(T+1)/2 +
+// linear x T, forward and backward (its recomputation of the probabilities included).
+struct AttentionCost {
+  int64_t head_dim = 0;  // 0: not measured; attention is priced as products at the GEMM rate
+  int64_t group = 1;     // query heads per key/value head
+  double forward_quadratic = 0, forward_linear = 0;
+  double backward_quadratic = 0, backward_linear = 0;
 };
 
 struct DeviceDescription {
@@ -35,6 +46,12 @@ struct DeviceDescription {
   // How its backend computes (core/compute_dtype.h): GPUs in the stored dtype, the CPU
   // in f32. The memory model predicts that backend's allocations.
   ComputeRule compute = ComputeRule::stored;
+  // Measured by a calibration (0: not measured; achieved_fraction then stands for all but
+  // the products): the bytes/s of kernels whose tensors fit in cache (256 KiB) and of those
+  // that stream from memory (64 MiB), and the seconds a kernel call costs on its own.
+  // With them the time model prices every kernel a step runs (parallel/planner/step_work.h).
+  double cache_bandwidth = 0, memory_bandwidth = 0, kernel_call_s = 0;
+  AttentionCost attention;  // the run's head shape, measured by --auto-plan
 };
 
 // "v100-16g", "v100-32g", "rtx3090", "a100-40g", "a100-80g", "h100-80g", "h200", or

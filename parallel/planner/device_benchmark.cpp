@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <utility>
 
 #include "comm/host_reduce.h"
+#include "core/compute_dtype.h"
 
 namespace llmft {
 
@@ -58,6 +61,35 @@ void measure_gemm(Backend& backend, Allocator& allocator, Communicator* world, C
   c.gemm_flops = large * (kLarge + c.gemm_half_rate_rows) / kLarge;
 }
 
+// Seconds of one add_inplace over two tensors of `elements` floats each, on the slowest rank.
+double add_seconds(Backend& backend, Allocator& allocator, Communicator* world, int64_t elements,
+                   int repeats) {
+  Buffer buf = allocator.allocate(2 * elements * sizeof(float), MemoryCategory::workspace,
+                                  "benchmark vectors");
+  Tensor acc = buf.as(DType::f32, {2 * elements}).view(0, {elements});
+  Tensor x = buf.as(DType::f32, {2 * elements}).view(elements, {elements});
+  backend.fill(buf.as(DType::f32, {2 * elements}), 0.0f);
+  backend.add_inplace(acc, x);  // warm-up
+  backend.synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < repeats; ++i) backend.add_inplace(acc, x);
+  backend.synchronize();
+  return group_max(backend, allocator, world, seconds_since(start)) / repeats;
+}
+
+// What kernels other than products cost: the bytes/s of one over tensors that stay in cache
+// (256 KiB in all) and of one that streams from memory (64 MiB), counted as the work tally
+// counts them (each tensor's bytes once), and the seconds of a call that moves almost
+// nothing (its launch, or its threads' start and join).
+void measure_kernels(Backend& backend, Allocator& allocator, Communicator* world, Calibration& c) {
+  constexpr int64_t kCache = 32 << 10, kMemory = 8 << 20, kTiny = 16;  // floats per tensor
+  c.kernel_call_s = add_seconds(backend, allocator, world, kTiny, 2000);
+  const double cache = add_seconds(backend, allocator, world, kCache, 1000);
+  const double memory = add_seconds(backend, allocator, world, kMemory, 5);
+  c.cache_bandwidth = 2.0 * kCache * sizeof(float) / std::max(cache - c.kernel_call_s, 1e-9);
+  c.memory_bandwidth = 2.0 * kMemory * sizeof(float) / std::max(memory - c.kernel_call_s, 1e-9);
+}
+
 // A ring all-reduce of n ranks takes 2(n-1) steps of latency plus 2(n-1)/n of the bytes
 // over the bandwidth: a one-float all-reduce gives the latency, a large one the bandwidth.
 Link measure_link(Backend& backend, Allocator& allocator, Communicator& group) {
@@ -83,13 +115,80 @@ Link measure_link(Backend& backend, Allocator& allocator, Communicator& group) {
   return link;
 }
 
+// Seconds of attention's forward and backward over one sequence of T queries of `model`'s
+// heads (batch 1), on the slowest rank.
+std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocator,
+                                            Communicator* world, const ModelConfig& model,
+                                            int64_t T, DType stored) {
+  const int64_t H = model.n_head, KVH = model.n_kv_head, D = model.head_dim();
+  const int64_t width = (H + 2 * KVH) * D;
+  const DType dtype = compute_dtype(backend.compute_rule(), stored);
+  auto take = [&](Shape shape, const char* what) {
+    Buffer b = allocator.allocate(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype),
+                                  MemoryCategory::workspace, what);
+    Tensor t = b.as(dtype, shape);
+    backend.fill(t, 0.01f);
+    return std::make_pair(std::move(b), t);
+  };
+  auto [qkv_buf, qkv] = take({1, T, width}, "benchmark qkv");
+  auto [dqkv_buf, dqkv] = take({1, T, width}, "benchmark dqkv");
+  auto [out_buf, out] = take({1, T, H * D}, "benchmark attention output");
+  auto [dout_buf, dout] = take({1, T, H * D}, "benchmark attention output gradient");
+  Buffer lse_buf = allocator.allocate(static_cast<size_t>(H * T) * sizeof(float),
+                                      MemoryCategory::workspace, "benchmark lse");
+  const Tensor lse = lse_buf.as(DType::f32, {1, H, T});
+  auto time = [&](const std::function<void()>& run, int repeats) {
+    run();  // warm-up
+    backend.synchronize();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < repeats; ++i) run();
+    backend.synchronize();
+    return group_max(backend, allocator, world, seconds_since(start)) / repeats;
+  };
+  const int repeats = T >= 1024 ? 2 : 5;
+  const double forward =
+      time([&] { backend.attention_forward(out, lse, qkv, H, KVH, 0); }, repeats);
+  const double backward =
+      time([&] { backend.attention_backward(dqkv, dout, qkv, out, lse, H, KVH); }, repeats);
+  return {forward, backward};
+}
+
 }  // namespace
+
+AttentionCost measure_attention(Backend& backend, Allocator& allocator, Communicator* world,
+                                const ModelConfig& model, int seq_len, DType stored) {
+  // t(T) = quadratic x T(T+1)/2 + linear x T per head, from two lengths.
+  const int64_t long_length = seq_len, short_length = std::max(1, seq_len / 2);
+  const auto [forward_long, backward_long] =
+      attention_seconds(backend, allocator, world, model, long_length, stored);
+  const auto [forward_short, backward_short] =
+      attention_seconds(backend, allocator, world, model, short_length, stored);
+  const double heads = model.n_head;
+  auto fit = [&](double t_long, double t_short, double& quadratic, double& linear) {
+    const double pairs_long = long_length * (long_length + 1) / 2.0;
+    const double pairs_short = short_length * (short_length + 1) / 2.0;
+    const double denominator = pairs_long * short_length - pairs_short * long_length;
+    quadratic = denominator > 0
+                    ? std::max(0.0, (t_long * short_length - t_short * long_length) / denominator)
+                    : 0.0;
+    linear = std::max(0.0, (t_long - quadratic * pairs_long) / long_length);
+    quadratic /= heads;
+    linear /= heads;
+  };
+  AttentionCost cost;
+  cost.head_dim = model.head_dim();
+  cost.group = model.n_head / model.n_kv_head;
+  fit(forward_long, forward_short, cost.forward_quadratic, cost.forward_linear);
+  fit(backward_long, backward_short, cost.backward_quadratic, cost.backward_linear);
+  return cost;
+}
 
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,
                             Communicator* node, const std::string& device_name) {
   Calibration c;
   c.device = device_name;
   measure_gemm(backend, allocator, world, c);
+  measure_kernels(backend, allocator, world, c);
   if (node && node->size() > 1) c.intra_node = measure_link(backend, allocator, *node);
   // Every rank must agree on measuring across nodes, or the all-reduces would not match.
   const bool spans_nodes =

@@ -1,8 +1,9 @@
 // The startup benchmarks behind --auto-plan's time model: the GEMM rate each rank
 // achieves on its device (the slowest rank's, since ranks sharing a machine compete for
-// it in training too) and the bandwidth and latency of all-reduces within a node and,
-// when the job spans nodes, across them. A few seconds at most; the result is cached
-// (calibration.h) so that later jobs on the same machines skip it.
+// it in training too), what other kernels cost (bytes/s in cache and from memory, seconds
+// per call), the bandwidth and latency of all-reduces within a node and, when the job
+// spans nodes, across them, and attention's cost at the run's head shape. A few seconds at most;
+// the result is cached (calibration.h) so that later jobs on the same machines skip it.
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "comm/communicator.h"
 #include "core/allocator.h"
 #include "core/backend.h"
+#include "core/model_config.h"
 #include "parallel/planner/calibration.h"
 
 namespace llmft {
@@ -18,5 +20,12 @@ namespace llmft {
 // ranks on this rank's machine.
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,
                             Communicator* node, const std::string& device_name);
+
+// Attention's cost for `model`'s head shape on this backend, in the dtype it computes a
+// `stored` run in: its forward and backward over sequences of seq_len and seq_len / 2
+// queries, fitted to quadratic + linear terms (device.h's AttentionCost); the slowest
+// rank's. Collective over `world` (null: one rank).
+AttentionCost measure_attention(Backend& backend, Allocator& allocator, Communicator* world,
+                                const ModelConfig& model, int seq_len, DType stored);
 
 }  // namespace llmft

@@ -1,9 +1,11 @@
 #include "parallel/planner/step_time.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "parallel/flops.h"
 #include "parallel/planner/step_collectives.h"
+#include "parallel/planner/step_work.h"
 #include "parallel/shard.h"
 
 namespace llmft {
@@ -62,6 +64,66 @@ ComputeSeconds compute_seconds(const Workload& w, const Layout& l, const DeviceD
   return s;
 }
 
+// Bytes/s of a kernel call whose tensors hold `bytes`: the cache rate up to 256 KiB, the
+// memory rate from 64 MiB, log-linear between.
+double kernel_bandwidth(double bytes, const DeviceDescription& d) {
+  constexpr double kCache = 256.0 * 1024, kMemory = 64.0 * 1024 * 1024;
+  const double x = std::clamp(std::log(bytes / kCache) / std::log(kMemory / kCache), 0.0, 1.0);
+  return std::exp(std::log(d.cache_bandwidth) * (1 - x) + std::log(d.memory_bandwidth) * x);
+}
+
+double gemm_seconds(double rows, double flops, const DeviceDescription& d) {
+  return flops / (d.peak_flops * rows / (rows + d.gemm_half_rate_rows));
+}
+
+// One attention call: from the measured cost of its head shape, else as its products (4
+// FLOPs per head, key and query pair and head dimension forward, 2.5 times that backward)
+// at the GEMM rate.
+double attention_seconds(const WorkTally::AttentionShape& shape, const DeviceDescription& d) {
+  const auto [batch, queries, heads, kv_heads, head_dim, backward] = shape;
+  const double pairs = queries * (queries + 1) / 2.0;
+  const AttentionCost& a = d.attention;
+  if (a.head_dim == head_dim && a.group == heads / kv_heads) {
+    const double per_head = backward ? a.backward_quadratic * pairs + a.backward_linear * queries
+                                     : a.forward_quadratic * pairs + a.forward_linear * queries;
+    return static_cast<double>(batch) * heads * per_head;
+  }
+  const double flops = 4.0 * batch * heads * head_dim * pairs * (backward ? 2.5 : 1.0);
+  return gemm_seconds(static_cast<double>(queries), flops, d);
+}
+
+// What the tallied kernels take on the device: products on the measured GEMM curve,
+// attention from its own measurement, the other kernels' bytes at the bandwidth of their
+// size, and every call's own cost. (Tallies are differences of runs: a negative entry is
+// rounding in nothing and counts as none.)
+double tally_seconds(const WorkTally& t, const DeviceDescription& d) {
+  double s = std::max<double>(0, static_cast<double>(t.kernel_calls)) * d.kernel_call_s;
+  for (const auto& [rows, flops] : t.gemm_flops) {
+    if (flops > 0) s += gemm_seconds(static_cast<double>(rows), flops, d);
+  }
+  for (const auto& [shape, calls] : t.attention) {
+    if (calls > 0) s += static_cast<double>(calls) * attention_seconds(shape, d);
+  }
+  for (int c = 0; c < WorkTally::kSizeClasses; ++c) {
+    const double call_bytes = std::ldexp(1.5, c);  // the middle of the class
+    if (t.elementwise_bytes[c] > 0) s += t.elementwise_bytes[c] / kernel_bandwidth(call_bytes, d);
+  }
+  return s;
+}
+
+// The step's compute from the kernels a dry run of it calls (step_work.h), for a device
+// whose kernel costs were measured. The forward is a third of a micro-batch's work.
+ComputeSeconds tallied_compute_seconds(const Workload& w, const Layout& l,
+                                       const DeviceDescription& d) {
+  const StepWork work = step_work(w, l, d.compute);
+  const double micro_batch = tally_seconds(work.micro_batch, d);
+  ComputeSeconds s;
+  s.forward = micro_batch / 3;
+  s.backward = micro_batch - s.forward;
+  s.step = l.grad_accum * micro_batch + tally_seconds(work.once, d);
+  return s;
+}
+
 Link link_of(CommGroup group, const Layout& l, const DeviceDescription& d) {
   const bool crosses_nodes =
       group == CommGroup::tensor_parallel ? l.tp > d.gpus_per_node : l.world() > d.gpus_per_node;
@@ -84,7 +146,8 @@ double hiding_compute(Overlap overlap, const ComputeSeconds& s) {
 }  // namespace
 
 StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescription& d) {
-  const ComputeSeconds compute = compute_seconds(w, l, d);
+  const ComputeSeconds compute =
+      d.memory_bandwidth > 0 ? tallied_compute_seconds(w, l, d) : compute_seconds(w, l, d);
   StepTime t;
   t.compute_s = compute.step;
   for (const CollectiveCall& c : step_collectives(w, l, d.compute)) {

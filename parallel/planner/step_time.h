@@ -1,7 +1,13 @@
 // The time model: one optimizer step of a layout on a device, predicted as compute plus
 // the communication that compute does not hide.
 //
-// Compute is the step's FLOPs on one rank (parallel/flops.h's forward + backward, a
+// On a device whose kernel costs were measured (a calibration: device.h), compute is what
+// the kernels of a dry run of the step take (step_work.h): grad_accum micro-batches and the
+// step's own work, each product on the measured GEMM curve for its rows, attention from its
+// measured cost at the run's head shape, every other kernel by its bytes at the measured
+// bandwidth of its size, and every kernel call's own cost (which dominates small steps).
+//
+// Otherwise compute is the step's FLOPs on one rank (parallel/flops.h's forward + backward, a
 // recomputed forward per backward pass with checkpointing, a fused optimizer's extra
 // backward, the optimizer's elementwise update), divided by tp, over the device's
 // achieved rate: peak_flops x achieved_fraction, lowered for small GEMMs by x / (x + h)

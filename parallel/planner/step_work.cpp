@@ -1,0 +1,28 @@
+#include "parallel/planner/step_work.h"
+
+#include "parallel/dry_run.h"
+
+namespace llmft {
+
+StepWork step_work(const Workload& workload, const Layout& layout, ComputeRule compute) {
+  RunShape shape = run_shape(workload, layout, 0, 0);
+  shape.compute = compute;
+  DryRun run(workload.model, shape);
+  run.train_step(1, 1);
+  const WorkTally before = run.tally();
+  run.train_step(2, 1);
+  const WorkTally one = run.tally().minus(before);
+  StepWork work;
+  if (is_fused(workload.optimizer.kind)) {  // one micro-batch per step, updates inside it
+    work.micro_batch = one;
+    return work;
+  }
+  const WorkTally after_one = run.tally();
+  run.train_step(3, 2);
+  const WorkTally two = run.tally().minus(after_one);
+  work.micro_batch = two.minus(one);
+  work.once = one.minus(work.micro_batch);
+  return work;
+}
+
+}  // namespace llmft
