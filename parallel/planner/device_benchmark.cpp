@@ -115,8 +115,8 @@ Link measure_link(Backend& backend, Allocator& allocator, Communicator& group) {
   return link;
 }
 
-// Seconds of attention's forward and backward over one sequence of T queries of `model`'s
-// heads (batch 1), on the slowest rank.
+}  // namespace
+
 std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocator,
                                             Communicator* world, const ModelConfig& model,
                                             int64_t T, DType stored) {
@@ -152,8 +152,6 @@ std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocat
       time([&] { backend.attention_backward(dqkv, dout, qkv, out, lse, H, KVH); }, repeats);
   return {forward, backward};
 }
-
-}  // namespace
 
 AttentionCost measure_attention(Backend& backend, Allocator& allocator, Communicator* world,
                                 const ModelConfig& model, int seq_len, DType stored) {

@@ -6,7 +6,9 @@
 // the result is cached (calibration.h) so that later jobs on the same machines skip it.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "comm/communicator.h"
 #include "core/allocator.h"
@@ -20,6 +22,13 @@ namespace llmft {
 // ranks on this rank's machine.
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,
                             Communicator* node, const std::string& device_name);
+
+// Seconds of attention's forward and backward over one sequence of T queries of `model`'s
+// heads (batch 1) in the dtype the backend computes a `stored` run in, on the slowest rank
+// of `world` (null: one rank).
+std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocator,
+                                            Communicator* world, const ModelConfig& model,
+                                            int64_t T, DType stored);
 
 // Attention's cost for `model`'s head shape on this backend, in the dtype it computes a
 // `stored` run in: its forward and backward over sequences of seq_len and seq_len / 2

@@ -1,0 +1,76 @@
+// bench_attention: times the backend's attention (forward, backward) at fine-tuning
+// lengths for a model's head shape, and prints its useful rate (the causal products:
+// 4 x heads x head size x T(T+1)/2 FLOPs forward, twice that backward) as a share of the
+// same run's GEMM rate (a 1024 x 1024 x 1024 product through the backend).
+//
+// usage: bench_attention [--model gpt2] [--lengths 64,256,1024,2048] [--threads 2]
+//                        [--device cpu]
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+#include "bench/bench_args.h"
+#include "core/allocator.h"
+#include "core/backend_registry.h"
+#include "io/hf_config.h"
+#include "launch/guarded_main.h"
+#include "parallel/planner/device_benchmark.h"
+
+using namespace llmft;
+
+namespace {
+
+// A 1024^3 product's FLOP/s through the backend, best of 3.
+double gemm_flops(Backend& backend, Allocator& allocator) {
+  constexpr int64_t n = 1024;
+  Buffer buf = allocator.allocate(3 * n * n * sizeof(float), MemoryCategory::workspace, "gemm");
+  const Tensor all = buf.as(DType::f32, {3 * n * n});
+  backend.fill(all, 0.01f);
+  auto part = [&](int i) { return all.view(i * n * n, {n, n}); };
+  double best = 1e30;
+  for (int rep = 0; rep < 4; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    backend.linear_forward(part(0), part(1), part(2), Tensor());
+    backend.synchronize();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (rep > 0) best = std::min(best, s);
+  }
+  return 2.0 * n * n * n / best;
+}
+
+int run(int argc, char** argv) {
+  const bench::Args args = bench::parse_args(
+      argc, argv,
+      {{"model", "gpt2"}, {"lengths", "64,256,1024,2048"}, {"threads", "2"}, {"device", "cpu"}},
+      "bench/attention.cpp");
+  const ModelConfig model = io::resolve_model(args.at("model"));
+  auto backend = make_backend(args.at("device"));
+  backend->set_threads(std::stoi(args.at("threads")));
+  Allocator allocator(backend->memory(), 0);
+  const double gemm = gemm_flops(*backend, allocator);
+  std::printf(
+      "attention of %s: %d heads over %d key/value heads of %d, %s threads; "
+      "gemm %.1f GFLOP/s\n",
+      model.name.c_str(), model.n_head, model.n_kv_head, model.head_dim(),
+      args.at("threads").c_str(), gemm * 1e-9);
+  std::stringstream lengths(args.at("lengths"));
+  for (std::string item; std::getline(lengths, item, ',');) {
+    const int64_t T = std::stoll(item);
+    const auto [forward, backward] =
+        attention_seconds(*backend, allocator, nullptr, model, T, DType::f32);
+    const double products = 4.0 * model.n_head * model.head_dim() * T * (T + 1) / 2.0;
+    std::printf(
+        "T %5lld: forward %8.2f ms (%5.1f%% of gemm), backward %8.2f ms (%5.1f%% of gemm)\n",
+        static_cast<long long>(T), forward * 1e3, 100.0 * products / forward / gemm, backward * 1e3,
+        100.0 * 2 * products / backward / gemm);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return llmft::guarded_main("bench_attention", run, argc, argv);
+}
