@@ -10,6 +10,7 @@
 #include "launch/plan_json.h"
 #include "launch/plan_options.h"
 #include "parallel/planner/device_benchmark.h"
+#include "parallel/planner/kernel_benchmark.h"
 #include "parallel/planner/plan_table.h"
 #include "parallel/planner/planner.h"
 
@@ -60,7 +61,7 @@ Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
     key = calibration_key(this_host(), world_size, threads);
     cached = read_calibration(path, key);
   }
-  constexpr int kShared = 10;
+  constexpr int kShared = 9;
   float shared[kShared] = {};
   if (cached) {
     const Calibration& c = *cached;
@@ -71,7 +72,6 @@ Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
                                   static_cast<float>(c.intra_node.latency_s),
                                   static_cast<float>(c.inter_node.bandwidth),
                                   static_cast<float>(c.inter_node.latency_s),
-                                  static_cast<float>(c.cache_bandwidth),
                                   static_cast<float>(c.memory_bandwidth),
                                   static_cast<float>(c.kernel_call_s)};
     std::copy(found, found + kShared, shared);
@@ -86,7 +86,7 @@ Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
   if (shared[0] == 1.0f) {
     return Calibration{
         device_name, shared[1], shared[2], Link{shared[3], shared[4]}, Link{shared[5], shared[6]},
-        shared[7],   shared[8], shared[9]};
+        shared[7],   shared[8]};
   }
   const Calibration measured = measure_devices(backend, allocator, world, node, device_name);
   if (!world || world->rank() == 0) write_calibration(path, key, measured);
@@ -106,10 +106,12 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
     request.device = calibrated(
         request.device,
         calibrate(backend, world, node.get(), request.device.name, world_size, o.threads));
-    // The run's own head shape and length, measured every time (milliseconds).
+    // The run's own shapes and length, measured every time (milliseconds).
     Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
     request.device.attention =
         measure_attention(backend, allocator, world, config, o.seq_len, parse_dtype(o.dtype));
+    request.device.kernel_rates = measure_kernel_rates(backend, allocator, world, config, o.seq_len,
+                                                       parse_dtype(o.dtype), optimizer.kind);
   }
   request.workload =
       Workload{config, optimizer, parse_dtype(o.dtype), o.seq_len, 0, o.clip_grad > 0};

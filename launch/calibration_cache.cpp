@@ -32,7 +32,6 @@ Json entry_json(const Calibration& c) {
       {"gemm_half_rate_rows", Json::number(c.gemm_half_rate_rows)},
       {"intra_node", link_json(c.intra_node)},
       {"inter_node", link_json(c.inter_node)},
-      {"cache_bandwidth", Json::number(c.cache_bandwidth)},
       {"memory_bandwidth", Json::number(c.memory_bandwidth)},
       {"kernel_call_s", Json::number(c.kernel_call_s)},
   });
@@ -45,7 +44,6 @@ Calibration parse_entry(const Json& json) {
   c.gemm_half_rate_rows = json.at("gemm_half_rate_rows").as_number();
   c.intra_node = parse_link(json.find("intra_node"));
   c.inter_node = parse_link(json.find("inter_node"));
-  c.cache_bandwidth = json.at("cache_bandwidth").as_number();
   c.memory_bandwidth = json.at("memory_bandwidth").as_number();
   c.kernel_call_s = json.at("kernel_call_s").as_number();
   return c;

@@ -45,12 +45,12 @@ std::string CountingBackend::describe() const {
 }
 
 void CountingBackend::copy_to_device(Tensor dst, const void* host_src) {
-  elementwise(dst);
+  kernel(KernelKind::copy, dst);
   if (memory_.is_real(dst.data)) std::memcpy(dst.data, host_src, dst.bytes());
 }
 
 void CountingBackend::copy_to_host(void* host_dst, Tensor src) {
-  elementwise(src);
+  kernel(KernelKind::copy, src);
   if (memory_.is_real(src.data)) {
     std::memcpy(host_dst, src.data, src.bytes());
   } else {
@@ -59,7 +59,7 @@ void CountingBackend::copy_to_host(void* host_dst, Tensor src) {
 }
 
 void CountingBackend::copy(Tensor dst, Tensor src) {
-  elementwise(dst, src);
+  kernel(KernelKind::copy, dst, src);
   if (memory_.is_real(dst.data) && memory_.is_real(src.data)) {
     std::memcpy(dst.data, src.data, src.bytes());
   }
@@ -69,7 +69,7 @@ void CountingBackend::linear_forward(Tensor out, Tensor, Tensor weight, Tensor b
   const int64_t outputs = weight.shape[0], inputs = weight.shape[1];
   const int64_t rows = out.numel() / outputs;
   tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
-  if (bias.defined()) elementwise(out, bias);  // the bias is written before the product
+  if (bias.defined()) kernel(KernelKind::copy, out, bias);  // the bias is written first
 }
 
 void CountingBackend::linear_backward(Tensor dinp, bool, Tensor dweight, Tensor dbias, Tensor dout,
@@ -78,7 +78,7 @@ void CountingBackend::linear_backward(Tensor dinp, bool, Tensor dweight, Tensor 
   const int64_t rows = dout.numel() / outputs;
   if (dinp.defined()) tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
   if (dweight.defined()) tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
-  if (dbias.defined()) elementwise(dbias, dout);
+  if (dbias.defined()) kernel(KernelKind::reduction, dbias, dout);
 }
 
 void CountingBackend::attention_forward(Tensor out, Tensor, Tensor qkv, int n_head, int n_kv_head,

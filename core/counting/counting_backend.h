@@ -60,8 +60,8 @@ class CountingBackend : public Backend {
   void copy_to_device(Tensor dst, const void* host_src) override;
   void copy_to_host(void* host_dst, Tensor src) override;
   void copy(Tensor dst, Tensor src) override;
-  void fill(Tensor t, float) override { elementwise(t); }
-  void convert(Tensor dst, Tensor src) override { elementwise(dst, src); }
+  void fill(Tensor t, float) override { kernel(KernelKind::copy, t); }
+  void convert(Tensor dst, Tensor src) override { kernel(KernelKind::copy, dst, src); }
 
   void linear_forward(Tensor out, Tensor, Tensor weight, Tensor bias) override;
   void linear_backward(Tensor dinp, bool, Tensor dweight, Tensor dbias, Tensor dout, Tensor,
@@ -69,90 +69,92 @@ class CountingBackend : public Backend {
   // Only the table rows of the tokens are touched: as many bytes as out (dout).
   void embedding_forward(Tensor out, Tensor tokens, Tensor /*wte*/, Tensor wpe, int64_t,
                          int64_t) override {
-    elementwise(out, tokens, wpe);
+    kernel(KernelKind::embedding, out, tokens, wpe);
   }
   void embedding_backward(Tensor /*dwte*/, Tensor dwpe, Tensor dout, Tensor tokens,
                           int64_t) override {
-    elementwise(dout, tokens, dwpe);
+    kernel(KernelKind::embedding, dout, tokens, dwpe);
   }
   void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
                          Tensor bias, float) override {
-    elementwise(out, mean, rstd, inp, weight, bias);
+    kernel(KernelKind::norm, out, mean, rstd, inp, weight, bias);
   }
   void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp,
                           Tensor weight, Tensor mean, Tensor rstd) override {
-    elementwise(dinp, dweight, dbias, dout, inp, weight, mean, rstd);
+    kernel(KernelKind::norm, dinp, dweight, dbias, dout, inp, weight, mean, rstd);
   }
   void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float) override {
-    elementwise(out, rstd, inp, weight);
+    kernel(KernelKind::norm, out, rstd, inp, weight);
   }
   void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight,
                         Tensor rstd) override {
-    elementwise(dinp, dweight, dout, inp, weight, rstd);
+    kernel(KernelKind::norm, dinp, dweight, dout, inp, weight, rstd);
   }
   void rope_forward(Tensor qkv, int, int, const RopeFrequencies&, int64_t) override {
-    elementwise(qkv);
+    kernel(KernelKind::rope, qkv);
   }
   void rope_backward(Tensor dqkv, int, int, const RopeFrequencies&, int64_t) override {
-    elementwise(dqkv);
+    kernel(KernelKind::rope, dqkv);
   }
   void attention_forward(Tensor out, Tensor, Tensor qkv, int n_head, int n_kv_head,
                          int64_t) override;
   void attention_backward(Tensor, Tensor, Tensor qkv, Tensor, Tensor, int n_head,
                           int n_kv_head) override;
-  void gelu_forward(Tensor out, Tensor inp) override { elementwise(out, inp); }
+  void gelu_forward(Tensor out, Tensor inp) override { kernel(KernelKind::activation, out, inp); }
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override {
-    elementwise(dinp, inp, dout);
+    kernel(KernelKind::activation, dinp, inp, dout);
   }
-  void swiglu_forward(Tensor out, Tensor gate_up) override { elementwise(out, gate_up); }
+  void swiglu_forward(Tensor out, Tensor gate_up) override {
+    kernel(KernelKind::activation, out, gate_up);
+  }
   void swiglu_backward(Tensor dgate_up, Tensor gate_up, Tensor dout) override {
-    elementwise(dgate_up, gate_up, dout);
+    kernel(KernelKind::activation, dgate_up, gate_up, dout);
   }
-  void add_inplace(Tensor acc, Tensor x) override { elementwise(acc, x); }
+  void add_inplace(Tensor acc, Tensor x) override { kernel(KernelKind::add, acc, x); }
   void cross_entropy_max(Tensor stats, Tensor logits, int64_t) override {
-    elementwise(stats, logits);
+    kernel(KernelKind::cross_entropy, stats, logits);
   }
   void cross_entropy_sums(Tensor stats, Tensor logits, Tensor targets, int64_t, int64_t) override {
-    elementwise(stats, logits, targets);
+    kernel(KernelKind::cross_entropy, stats, logits, targets);
   }
   void cross_entropy_finish(Tensor logits, Tensor loss_sum, Tensor stats, Tensor targets, int64_t,
                             int64_t, float) override {
-    elementwise(logits, loss_sum, stats, targets);
+    kernel(KernelKind::cross_entropy, logits, loss_sum, stats, targets);
   }
-  void sum_squares(Tensor sum_sq, Tensor x) override { elementwise(sum_sq, x); }
+  void sum_squares(Tensor sum_sq, Tensor x) override { kernel(KernelKind::reduction, sum_sq, x); }
   void adamw_update(Tensor param, Tensor grad, Tensor m, Tensor v, float, float, float, float,
                     float, float, float, float) override {
-    elementwise(param, grad, m, v);
+    kernel(KernelKind::optimizer, param, grad, m, v);
   }
   void sgd_update(Tensor param, Tensor grad, Tensor momentum_buf, float, float, float,
                   float) override {
-    elementwise(param, grad, momentum_buf);
+    kernel(KernelKind::optimizer, param, grad, momentum_buf);
   }
   void adalomo_square_sums(Tensor row_sums, Tensor col_sums, Tensor grad, float) override {
-    elementwise(row_sums, col_sums, grad);
+    kernel(KernelKind::optimizer, row_sums, col_sums, grad);
   }
   void adalomo_moments(Tensor row_state, Tensor col_state, Tensor stats, Tensor row_sums,
                        Tensor col_sums, int64_t, int64_t, float) override {
-    elementwise(row_state, col_state, stats, row_sums, col_sums);
+    kernel(KernelKind::optimizer, row_state, col_state, stats, row_sums, col_sums);
   }
   void adalomo_norms(Tensor stats, Tensor param, Tensor grad, Tensor row_state, Tensor col_state,
                      int64_t, float) override {
-    elementwise(stats, param, grad, row_state, col_state);
+    kernel(KernelKind::optimizer, stats, param, grad, row_state, col_state);
   }
   void adalomo_apply(Tensor param, Tensor grad, Tensor row_state, Tensor col_state, Tensor stats,
                      int64_t, int64_t, float, float, float) override {
-    elementwise(param, grad, row_state, col_state, stats);
+    kernel(KernelKind::optimizer, param, grad, row_state, col_state, stats);
   }
 
   // What the kernels called so far would have done.
   const WorkTally& tally() const { return tally_; }
 
  private:
-  // A non-product kernel over these tensors (absent ones hold no bytes).
+  // A kernel of `kind` over these tensors (absent ones hold no bytes).
   template <typename... Tensors>
-  void elementwise(const Tensors&... tensors) {
-    tally_.add_elementwise(
-        (0.0 + ... + static_cast<double>(tensors.defined() ? tensors.bytes() : 0)));
+  void kernel(KernelKind kind, const Tensors&... tensors) {
+    tally_.add_kernel(kind,
+                      (0.0 + ... + static_cast<double>(tensors.defined() ? tensors.bytes() : 0)));
   }
 
   ComputeRule rule_;

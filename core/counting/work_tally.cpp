@@ -1,15 +1,10 @@
 #include "core/counting/work_tally.h"
 
-#include <algorithm>
-#include <cmath>
-
 namespace llmft {
 
-void WorkTally::add_elementwise(double bytes) {
+void WorkTally::add_kernel(KernelKind kind, double bytes) {
   ++kernel_calls;
-  if (bytes <= 0) return;
-  const int size_class = std::min(kSizeClasses - 1, std::max(0, std::ilogb(bytes)));
-  elementwise_bytes[size_class] += bytes;
+  kernel_bytes[static_cast<int>(kind)] += bytes;
 }
 
 void WorkTally::add_gemm(int64_t rows, double flops) {
@@ -25,7 +20,7 @@ void WorkTally::add_attention(const AttentionShape& shape) {
 WorkTally WorkTally::minus(const WorkTally& other) const {
   WorkTally d = *this;
   d.kernel_calls -= other.kernel_calls;
-  for (int c = 0; c < kSizeClasses; ++c) d.elementwise_bytes[c] -= other.elementwise_bytes[c];
+  for (int k = 0; k < kKernelKinds; ++k) d.kernel_bytes[k] -= other.kernel_bytes[k];
   for (const auto& [rows, flops] : other.gemm_flops) d.gemm_flops[rows] -= flops;
   for (const auto& [shape, calls] : other.attention) d.attention[shape] -= calls;
   return d;

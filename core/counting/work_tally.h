@@ -2,8 +2,8 @@
 // Engine call them (core/counting/counting_backend.h), so that the time model prices the
 // work the code really does (parallel/planner/step_time.h) the way the memory model
 // predicts what it really allocates: the matrix products by their row count, the attention
-// calls by their shape, every other kernel by the bytes its tensors hold (each argument read
-// or written once), and how many kernels run.
+// calls by their shape, every other kernel by its kind and the bytes its tensors hold (each
+// argument read or written once), and how many kernels run.
 #pragma once
 
 #include <array>
@@ -13,21 +13,32 @@
 
 namespace llmft {
 
-struct WorkTally {
-  // Bytes of non-product kernels, by the size of the call (the bytes of all its tensors):
-  // class c holds calls of [2^c, 2^(c+1)) bytes, whose tensors stay in cache or not.
-  static constexpr int kSizeClasses = 48;
+// The kinds of kernels other than products and attention, each with a rate of its own
+// (bytes/s as tallied): their arithmetic per byte differs by 10x and more.
+enum class KernelKind {
+  copy,           // fill, copy, convert, host transfers
+  add,            // add_inplace (residuals, accumulation)
+  norm,           // LayerNorm and RMSNorm, forward and backward
+  rope,           // rotary embedding
+  activation,     // GELU, SwiGLU
+  embedding,      // token (and position) embedding
+  cross_entropy,  // the three passes over the logits
+  reduction,      // sums of squares (the gradient norm)
+  optimizer,      // AdamW, SGD, AdaLomo's passes
+};
+constexpr int kKernelKinds = 9;
 
+struct WorkTally {
   // One attention shape: batch, queries (= keys, training), query heads, key/value heads,
   // head size, and whether it is the backward pass.
   using AttentionShape = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
 
   int64_t kernel_calls = 0;
-  std::array<double, kSizeClasses> elementwise_bytes{};
+  std::array<double, kKernelKinds> kernel_bytes{};
   std::map<int64_t, double> gemm_flops;         // by the product's row (token) count
   std::map<AttentionShape, int64_t> attention;  // calls of each shape
 
-  void add_elementwise(double bytes);
+  void add_kernel(KernelKind kind, double bytes);
   void add_gemm(int64_t rows, double flops);
   void add_attention(const AttentionShape& shape);
 

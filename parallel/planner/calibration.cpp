@@ -8,7 +8,6 @@ DeviceDescription calibrated(DeviceDescription preset, const Calibration& c) {
     preset.gemm_half_rate_rows = c.gemm_half_rate_rows;
   }
   if (c.memory_bandwidth > 0) {
-    preset.cache_bandwidth = c.cache_bandwidth;
     preset.memory_bandwidth = c.memory_bandwidth;
     preset.kernel_call_s = c.kernel_call_s;
   }

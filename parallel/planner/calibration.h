@@ -16,9 +16,9 @@ struct Calibration {
   double gemm_flops = 0;           // a large 16-bit GEMM's rate (f32 on CPU), extrapolated
   double gemm_half_rate_rows = 0;  // rows at which a GEMM reaches half of gemm_flops
   Link intra_node, inter_node;     // a bandwidth of 0: not measured (e.g. one node)
-  // Kernels other than products (device.h): bytes/s in cache and from memory, seconds per
+  // Kernels other than products (device.h): bytes/s streaming from memory, seconds per
   // call; 0: not measured.
-  double cache_bandwidth = 0, memory_bandwidth = 0, kernel_call_s = 0;
+  double memory_bandwidth = 0, kernel_call_s = 0;
 };
 
 // The preset with the measured figures in place of the published ones: peak_flops and

@@ -69,6 +69,7 @@ DeviceDescription this_cpu() {
   d.intra_node = Link{kCpuBandwidth, kCpuLatency};
   d.inter_node = d.intra_node;
   d.gpus_per_node = 1;
+  d.overlaps_communication = false;
   d.overhead_bytes = 0;
   d.overhead_measured = true;  // nothing to measure: exactly zero
   d.compute = ComputeRule::f32;

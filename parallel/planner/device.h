@@ -6,12 +6,14 @@
 // published figures; a calibration (calibration.h) replaces them with measured ones.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/compute_dtype.h"
+#include "core/counting/work_tally.h"
 
 namespace llmft {
 
@@ -41,17 +43,24 @@ struct DeviceDescription {
   Link intra_node;  // between the devices of one node
   Link inter_node;  // between nodes
   int gpus_per_node = 1;
+  // Whether a collective issued behind compute runs while the compute does: on GPUs, NCCL
+  // on its own stream; not on CPU ranks, where Open MPI (no progress thread) moves a
+  // non-blocking collective only inside MPI calls, so it waits until the step waits.
+  bool overlaps_communication = true;
   size_t overhead_bytes = 0;       // fixed runtime memory per device
   bool overhead_measured = false;  // false: overhead_bytes is the preset's assumption
   // How its backend computes (core/compute_dtype.h): GPUs in the stored dtype, the CPU
   // in f32. The memory model predicts that backend's allocations.
   ComputeRule compute = ComputeRule::stored;
   // Measured by a calibration (0: not measured; achieved_fraction then stands for all but
-  // the products): the bytes/s of kernels whose tensors fit in cache (256 KiB) and of those
-  // that stream from memory (64 MiB), and the seconds a kernel call costs on its own.
-  // With them the time model prices every kernel a step runs (parallel/planner/step_work.h).
-  double cache_bandwidth = 0, memory_bandwidth = 0, kernel_call_s = 0;
-  AttentionCost attention;  // the run's head shape, measured by --auto-plan
+  // the products): the bytes/s of a kernel that streams 64 MiB and the seconds a kernel
+  // call costs on its own. With them the time model prices every kernel a step runs
+  // (parallel/planner/step_work.h).
+  double memory_bandwidth = 0, kernel_call_s = 0;
+  // Measured by --auto-plan at the run's shapes: each kind of kernel's bytes/s
+  // (kernel_benchmark.h; 0: not measured, memory_bandwidth stands in) and attention's cost.
+  std::array<double, kKernelKinds> kernel_rates{};
+  AttentionCost attention;
 };
 
 // "v100-16g", "v100-32g", "rtx3090", "a100-40g", "a100-80g", "h100-80g", "h200", or

@@ -77,16 +77,14 @@ double add_seconds(Backend& backend, Allocator& allocator, Communicator* world, 
   return group_max(backend, allocator, world, seconds_since(start)) / repeats;
 }
 
-// What kernels other than products cost: the bytes/s of one over tensors that stay in cache
-// (256 KiB in all) and of one that streams from memory (64 MiB), counted as the work tally
-// counts them (each tensor's bytes once), and the seconds of a call that moves almost
-// nothing (its launch, or its threads' start and join).
+// What kernels other than products cost apart from their kind's rate: the bytes/s of one
+// that streams from memory (64 MiB), counted as the work tally counts them (each tensor's
+// bytes once), and the seconds of a call that moves almost nothing (its launch, or its
+// threads' start and join).
 void measure_kernels(Backend& backend, Allocator& allocator, Communicator* world, Calibration& c) {
-  constexpr int64_t kCache = 32 << 10, kMemory = 8 << 20, kTiny = 16;  // floats per tensor
+  constexpr int64_t kMemory = 8 << 20, kTiny = 16;  // floats per tensor
   c.kernel_call_s = add_seconds(backend, allocator, world, kTiny, 2000);
-  const double cache = add_seconds(backend, allocator, world, kCache, 1000);
   const double memory = add_seconds(backend, allocator, world, kMemory, 5);
-  c.cache_bandwidth = 2.0 * kCache * sizeof(float) / std::max(cache - c.kernel_call_s, 1e-9);
   c.memory_bandwidth = 2.0 * kMemory * sizeof(float) / std::max(memory - c.kernel_call_s, 1e-9);
 }
 

@@ -64,14 +64,6 @@ ComputeSeconds compute_seconds(const Workload& w, const Layout& l, const DeviceD
   return s;
 }
 
-// Bytes/s of a kernel call whose tensors hold `bytes`: the cache rate up to 256 KiB, the
-// memory rate from 64 MiB, log-linear between.
-double kernel_bandwidth(double bytes, const DeviceDescription& d) {
-  constexpr double kCache = 256.0 * 1024, kMemory = 64.0 * 1024 * 1024;
-  const double x = std::clamp(std::log(bytes / kCache) / std::log(kMemory / kCache), 0.0, 1.0);
-  return std::exp(std::log(d.cache_bandwidth) * (1 - x) + std::log(d.memory_bandwidth) * x);
-}
-
 double gemm_seconds(double rows, double flops, const DeviceDescription& d) {
   return flops / (d.peak_flops * rows / (rows + d.gemm_half_rate_rows));
 }
@@ -93,8 +85,8 @@ double attention_seconds(const WorkTally::AttentionShape& shape, const DeviceDes
 }
 
 // What the tallied kernels take on the device: products on the measured GEMM curve,
-// attention from its own measurement, the other kernels' bytes at the bandwidth of their
-// size, and every call's own cost. (Tallies are differences of runs: a negative entry is
+// attention from its own measurement, the other kernels' bytes at their kind's measured
+// rate, and every call's own cost. (Tallies are differences of runs: a negative entry is
 // rounding in nothing and counts as none.)
 double tally_seconds(const WorkTally& t, const DeviceDescription& d) {
   double s = std::max<double>(0, static_cast<double>(t.kernel_calls)) * d.kernel_call_s;
@@ -104,9 +96,9 @@ double tally_seconds(const WorkTally& t, const DeviceDescription& d) {
   for (const auto& [shape, calls] : t.attention) {
     if (calls > 0) s += static_cast<double>(calls) * attention_seconds(shape, d);
   }
-  for (int c = 0; c < WorkTally::kSizeClasses; ++c) {
-    const double call_bytes = std::ldexp(1.5, c);  // the middle of the class
-    if (t.elementwise_bytes[c] > 0) s += t.elementwise_bytes[c] / kernel_bandwidth(call_bytes, d);
+  for (int k = 0; k < kKernelKinds; ++k) {
+    const double rate = d.kernel_rates[k] > 0 ? d.kernel_rates[k] : d.memory_bandwidth;
+    if (t.kernel_bytes[k] > 0) s += t.kernel_bytes[k] / rate;
   }
   return s;
 }
@@ -154,9 +146,12 @@ StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescr
     const int ranks = c.group == CommGroup::tensor_parallel ? l.tp : l.dp;
     const double seconds =
         collective_seconds(c.op, c.bytes, c.pieces, ranks, link_of(c.group, l, d));
-    // All pieces but the one issued last (or needed first) can run behind the compute.
+    // All pieces but the one issued last (or needed first) can run behind the compute,
+    // where the device runs collectives while it computes.
     const double hidden =
-        std::min(seconds * (c.pieces - 1) / c.pieces, hiding_compute(c.overlap, compute));
+        d.overlaps_communication
+            ? std::min(seconds * (c.pieces - 1) / c.pieces, hiding_compute(c.overlap, compute))
+            : 0.0;
     t.comm_s += c.count * seconds;
     t.exposed_comm_s += c.count * (seconds - hidden);
   }

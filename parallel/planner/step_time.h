@@ -4,8 +4,8 @@
 // On a device whose kernel costs were measured (a calibration: device.h), compute is what
 // the kernels of a dry run of the step take (step_work.h): grad_accum micro-batches and the
 // step's own work, each product on the measured GEMM curve for its rows, attention from its
-// measured cost at the run's head shape, every other kernel by its bytes at the measured
-// bandwidth of its size, and every kernel call's own cost (which dominates small steps).
+// measured cost at the run's head shape, every other kernel by its bytes at its kind's
+// measured rate, and every kernel call's own cost (which dominates small steps).
 //
 // Otherwise compute is the step's FLOPs on one rank (parallel/flops.h's forward + backward, a
 // recomputed forward per backward pass with checkpointing, a fused optimizer's extra
@@ -17,7 +17,7 @@
 // link: a tensor-parallel group stays in a node when tp <= gpus_per_node, a data-parallel group
 // crosses nodes when the world is larger than a node. A collective issued in pieces behind compute
 // (DDP's gradient all-reduces, ZeRO-3's prefetched gathers) hides all but one piece, up
-// to the length of that compute.
+// to the length of that compute, on devices that overlap communication (GPUs; not CPU ranks).
 #pragma once
 
 #include "parallel/planner/device.h"

@@ -80,9 +80,9 @@ TEST_CASE("grad_accum micro-batches and the step's own work tally a whole dry st
       const WorkTally step = run.tally().minus(first);
       CHECK(step.kernel_calls == 3 * work.micro_batch.kernel_calls + work.once.kernel_calls);
       CHECK(step.total_gemm_flops() == 3 * work.micro_batch.total_gemm_flops());
-      for (int c = 0; c < WorkTally::kSizeClasses; ++c) {
-        CHECK(step.elementwise_bytes[c] ==
-              3 * work.micro_batch.elementwise_bytes[c] + work.once.elementwise_bytes[c]);
+      for (int k = 0; k < kKernelKinds; ++k) {
+        CHECK(step.kernel_bytes[k] ==
+              3 * work.micro_batch.kernel_bytes[k] + work.once.kernel_bytes[k]);
       }
     }
   }
@@ -92,7 +92,6 @@ TEST_CASE("with measured kernel costs, more rows or more accumulation never cost
   DeviceDescription d = device_preset("cpu");
   d.peak_flops = 1e11;
   d.gemm_half_rate_rows = 32;
-  d.cache_bandwidth = 1e11;
   d.memory_bandwidth = 1e10;
   d.kernel_call_s = 1e-6;
   const Workload w = tiny("gpt2-tiny", OptimizerKind::adamw);
