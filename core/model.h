@@ -16,6 +16,7 @@
 // Thread-safety: one Model per rank, used from one thread.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "core/allocator.h"
@@ -29,11 +30,19 @@
 namespace llmft {
 
 struct ModelOptions {
+  static constexpr int kAllBlocks = std::numeric_limits<int>::max();
+
+  // checkpointing: every block or none.
   explicit ModelOptions(bool checkpointing = false, TpSlice slice = {},
                         ReduceGroup* group = nullptr)
-      : activation_checkpointing(checkpointing), tp(slice), tp_group(group) {}
+      : checkpointed_blocks(checkpointing ? kAllBlocks : 0), tp(slice), tp_group(group) {}
 
-  bool activation_checkpointing;
+  // Activation checkpointing of the first `checkpointed_blocks` blocks, counted from the
+  // embedding (kAllBlocks: all): each keeps only its input in forward and recomputes the
+  // rest in backward. The first ones are backpropagated last, when the later blocks have
+  // freed their activations, so their recomputation never stacks on them: for any count,
+  // this choice has the lowest peak.
+  int checkpointed_blocks;
   TpSlice tp;             // this rank's tensor-parallel slice (TpSlice{}: all)
   ReduceGroup* tp_group;  // its tensor-parallel group when tp.size > 1
 };

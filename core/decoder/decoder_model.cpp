@@ -14,7 +14,7 @@ DecoderModel::DecoderModel(const ModelConfig& config, std::unique_ptr<Family> fa
       family_(std::move(family)),
       be_(backend),
       alloc_(allocator),
-      checkpointing_(options.activation_checkpointing),
+      checkpointed_blocks_(options.checkpointed_blocks),
       tp_(options.tp),
       tp_group_(options.tp_group) {
   validate(config_);
@@ -117,7 +117,7 @@ void DecoderModel::forward_unit(int unit, const UnitTensors& units) {
   const int layer = unit - 1;
   family_->block_forward(context(layer), units_[unit], units.params[unit], block_input(layer),
                          blocks_[layer]);
-  if (want_logits_ || checkpointing_) blocks_[layer].internals.reset();
+  if (want_logits_ || checkpointed(layer)) blocks_[layer].internals.reset();
 }
 
 void DecoderModel::backward_unit(int unit, const UnitTensors& units, bool keep_activations) {
@@ -136,7 +136,7 @@ void DecoderModel::backward_unit(int unit, const UnitTensors& units, bool keep_a
                           block_input(layer), saved, hidden(stream_));
   if (!keep_activations) {
     saved = BlockSaved();
-  } else if (checkpointing_) {
+  } else if (checkpointed(layer)) {
     saved.internals.reset();
   }
 }

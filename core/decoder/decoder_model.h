@@ -66,7 +66,8 @@ class DecoderModel : public Model {
   std::unique_ptr<Family> family_;
   Backend& be_;
   Allocator& alloc_;
-  bool checkpointing_;
+  int checkpointed_blocks_;  // the first ones (ModelOptions)
+  bool checkpointed(int layer) const { return layer < checkpointed_blocks_; }
   TpSlice tp_;
   ReduceGroup* tp_group_;
   DType activations_ = DType::f32;  // the compute dtype (core/compute_dtype.h)
