@@ -15,6 +15,7 @@
 #include "bench/bench_args.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
+#include "core/model.h"
 #include "core/model_factory.h"
 #include "io/hf_config.h"
 #include "launch/guarded_main.h"
@@ -83,7 +84,8 @@ int run(int argc, char** argv) {
   const double flops = tokens * training_flops_per_token(config, T) / seconds;
   const double peak = std::stod(args.at("peak-tflops")) * 1e12;
 
-  RunShape shape{B, T, options.dtype, checkpointing, options.optimizer, true};
+  RunShape shape{
+      B, T, options.dtype, checkpointing ? ModelOptions::kAllBlocks : 0, options.optimizer, true};
   shape.compute = backend->compute_rule();
   const MemoryPrediction predicted = predict_memory(config, shape);
   std::printf("model %s (%lld params), batch %d x seq %d, %s %s%s\n", config.name.c_str(),

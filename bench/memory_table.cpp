@@ -17,6 +17,7 @@
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
 #include "core/error.h"
+#include "core/model.h"
 #include "core/model_factory.h"
 #include "io/hf_config.h"
 #include "launch/guarded_main.h"
@@ -48,8 +49,8 @@ Measured predict(const ModelConfig& c, OptimizerKind kind, bool checkpointing, D
                  int T) {
   OptimizerConfig optimizer;
   optimizer.kind = kind;
-  const MemoryPrediction p =
-      predict_memory(c, RunShape{B, T, dtype, checkpointing, optimizer, true});
+  const MemoryPrediction p = predict_memory(
+      c, RunShape{B, T, dtype, checkpointing ? ModelOptions::kAllBlocks : 0, optimizer, true});
   return Measured{p.peak_by_category, p.peak_total, p.peak_total};
 }
 
@@ -70,8 +71,8 @@ Measured measure(const ModelConfig& c, OptimizerKind kind, bool checkpointing, D
   std::vector<int32_t> tokens(static_cast<size_t>(B) * T);
   for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % c.vocab_size);
   engine.train_step({MicroBatch{B, T, tokens.data(), tokens.data()}}, 1);
-  const MemoryPrediction p =
-      predict_memory(c, RunShape{B, T, dtype, checkpointing, o.optimizer, true});
+  const MemoryPrediction p = predict_memory(
+      c, RunShape{B, T, dtype, checkpointing ? ModelOptions::kAllBlocks : 0, o.optimizer, true});
   return Measured{alloc.peak_by_category(), alloc.total_peak(), p.peak_total};
 }
 

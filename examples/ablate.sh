@@ -14,7 +14,8 @@
 #   --ranks W        ranks to launch (default 2)
 #   --steps K        optimizer steps per layout (default 6; step 1 is warm-up and not timed)
 #   --out DIR        where results go (default ablation/)
-#   --layouts LIST   "tp,zero,micro_batch,grad_accum,ckpt;..." (ckpt 0/1 or off/on) instead of
+#   --layouts LIST   "tp,zero,micro_batch,grad_accum,ckpt;..." (ckpt: checkpointed blocks, a
+#                    count, or off/on for none/all) instead of
 #                    every feasible layout; the planner's choice is added when missing
 #   --mpirun CMD     launcher prefix, split on spaces; it must start W ranks (default
 #                    "mpirun -n W --oversubscribe --bind-to none", plus
@@ -89,8 +90,8 @@ check_options() {
   IFS=';' read -r -a items <<<"${layouts_spec// /}"
   for item in "${items[@]}"; do
     [[ -n $item ]] || continue
-    [[ $item =~ ^[1-9][0-9]*,[0-3],[1-9][0-9]*,[1-9][0-9]*,(0|1|on|off)$ ]] ||
-      die "layout '$item' is not tp,zero,micro_batch,grad_accum,ckpt (integers; zero 0-3; ckpt 0 or 1)"
+    [[ $item =~ ^[1-9][0-9]*,[0-3],[1-9][0-9]*,[1-9][0-9]*,([0-9]+|on|off)$ ]] ||
+      die "layout '$item' is not tp,zero,micro_batch,grad_accum,ckpt (integers; zero 0-3; ckpt a count, on or off)"
     tp=${item%%,*}
     [[ $((ranks % tp)) -eq 0 ]] || die "layout '$item': tp $tp does not divide --ranks $ranks"
   done
@@ -117,7 +118,8 @@ make_launcher() {
 }
 
 # The workload without the options a layout sets, for the training runs. Values may be
-# given as "--opt value" or "--opt=value"; --activation-checkpointing takes none.
+# given as "--opt value" or "--opt=value"; --activation-checkpointing takes its value
+# only as "=value".
 run_workload=()
 strip_layout_options() {
   run_workload=()
@@ -156,14 +158,17 @@ plan = json.load(open(sys.argv[1]))
 spec = sys.argv[2]
 
 def key(c):
-    return (c["tp"], c["zero"], c["micro_batch"], c["grad_accum"], int(bool(c["activation_checkpointing"])))
+    return (c["tp"], c["zero"], c["micro_batch"], c["grad_accum"], c["checkpointed_blocks"])
+
+# The model's blocks: the count of a candidate that checkpoints all of them.
+blocks = max([c.get("checkpointed_blocks", 0) for c in plan["candidates"]] + [1])
 
 if spec:  # checked by check_options
     layouts = []
     for item in filter(None, spec.replace(" ", "").split(";")):
         fields = item.split(",")
-        ckpt = 1 if fields[4] in ("1", "on") else 0
-        layouts.append(tuple(int(f) for f in fields[:4]) + (ckpt,))
+        ckpt = {"on": blocks, "off": 0}.get(fields[4]) if fields[4] in ("on", "off") else int(fields[4])
+        layouts.append(tuple(int(f) for f in fields[:4]) + (min(ckpt, blocks),))
 else:
     layouts = [key(c) for c in plan["candidates"] if c.get("fits")]
 if plan.get("chosen") and key(plan["chosen"]) not in layouts:
@@ -178,7 +183,7 @@ PY
 
 layout_name() {  # tp zero mb accum ckpt
   local name="dp$((ranks / $1))-tp$1-z$2-mb$3x$4"
-  [[ $5 -eq 0 ]] || name+="-ckpt"
+  [[ $5 -eq 0 ]] || name+="-ckpt$5"
   echo "$name"
 }
 
@@ -189,7 +194,7 @@ run_layout() {
   local name rc=0
   name=$(layout_name "$@")
   local ckpt_args=()
-  [[ $ckpt -eq 0 ]] || ckpt_args=(--activation-checkpointing)
+  [[ $ckpt -eq 0 ]] || ckpt_args=("--activation-checkpointing=$ckpt")
   rm -f "$out/runs/$name.jsonl"
   printf 'ablate: %-28s ' "$name"
   "${launcher[@]}" "$llmft" "${run_workload[@]}" --tp "$tp" --zero "$zero" \
@@ -218,7 +223,7 @@ CATEGORIES = ["params", "master_params", "grads", "optimizer_state", "activation
               "workspace", "comm_buffers", "other"]
 
 def key(c):
-    return (c["tp"], c["zero"], c["micro_batch"], c["grad_accum"], int(bool(c["activation_checkpointing"])))
+    return (c["tp"], c["zero"], c["micro_batch"], c["grad_accum"], c["checkpointed_blocks"])
 
 candidates = {key(c): c for c in plan["candidates"]}
 chosen_key = key(plan["chosen"]) if plan.get("chosen") else None
@@ -243,7 +248,7 @@ for line in open(os.path.join(out, "runs", "manifest.txt")):
     name, tp, zero, mb, accum, ckpt, rc = line.split()
     k = (int(tp), int(zero), int(mb), int(accum), int(ckpt))
     row = {"layout": name, "dp": ranks // k[0], "tp": k[0], "zero": k[1], "micro_batch": k[2],
-           "grad_accum": k[3], "activation_checkpointing": k[4], "chosen": int(k == chosen_key),
+           "grad_accum": k[3], "checkpointed_blocks": k[4], "chosen": int(k == chosen_key),
            "rc": int(rc), "measured": None, "predicted": candidates.get(k)}
     if row["rc"] == 0:
         try:
@@ -268,7 +273,7 @@ for r in rows:
     r["time_error_pct"] = error_pct(r["predicted_step_s"], r["measured_step_s"])
 
 # --- ablation.csv
-COLUMNS = ["layout", "dp", "tp", "zero", "micro_batch", "grad_accum", "activation_checkpointing",
+COLUMNS = ["layout", "dp", "tp", "zero", "micro_batch", "grad_accum", "checkpointed_blocks",
            "chosen", "predicted_peak_bytes", "measured_peak_bytes", "memory_error_pct",
            "predicted_step_s", "measured_step_s", "time_error_pct", "final_loss"]
 def csv_value(v):
@@ -294,7 +299,8 @@ table = [header]
 for r in rows:
     status = "ok" if r["rc"] == 0 and r["measured"] else (f"exit {r['rc']}" if r["rc"] else "no metrics")
     table.append([r["layout"], r["dp"], r["tp"], r["zero"], r["micro_batch"], r["grad_accum"],
-                  "on" if r["activation_checkpointing"] else "off", "*" if r["chosen"] else "",
+                  str(r["checkpointed_blocks"]) if r["checkpointed_blocks"] else "off",
+                  "*" if r["chosen"] else "",
                   mib(r["predicted_peak_bytes"]), mib(r["measured_peak_bytes"]),
                   pct(r["memory_error_pct"], 2), ms(r["predicted_step_s"]), ms(r["measured_step_s"]),
                   pct(r["time_error_pct"]), "-" if r["final_loss"] is None else f"{r['final_loss']:.4f}",

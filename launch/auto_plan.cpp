@@ -124,7 +124,9 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   if (tp_given) request.constraints.tp = o.tp;
   if (!values["zero"].defaulted()) request.constraints.zero_stage = o.zero;
   if (!values["micro-batch"].defaulted()) request.constraints.micro_batch = o.micro_batch;
-  if (o.activation_checkpointing) request.constraints.activation_checkpointing = true;
+  if (!values["activation-checkpointing"].defaulted()) {
+    request.constraints.checkpointed_blocks = o.checkpointed_blocks;
+  }
 
   const PlanResult result = plan_layouts(request);
   if (lead) {
@@ -143,7 +145,7 @@ void apply_layout(TrainOptions& o, const Layout& layout) {
   o.zero = layout.zero_stage;
   o.micro_batch = layout.micro_batch;
   o.grad_accum = layout.grad_accum;
-  o.activation_checkpointing = layout.activation_checkpointing;
+  o.checkpointed_blocks = layout.checkpointed_blocks;
 }
 
 }  // namespace llmft

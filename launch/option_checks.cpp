@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/model.h"
 
 namespace llmft {
 
@@ -21,6 +22,17 @@ uint64_t parse_seed(const std::string& text, const std::string& option) {
   LLMFT_REQUIRE(in_range, option << " " << text << ": a seed is a whole number from 0 to "
                                  << UINT64_MAX << ", without a sign");
   return value;
+}
+
+int parse_checkpointed_blocks(const std::string& value, const std::string& option) {
+  if (value == "all" || value == "on") return ModelOptions::kAllBlocks;
+  if (value == "none" || value == "off") return 0;
+  const bool digits = !value.empty() && value.size() <= 9 &&
+                      value.find_first_not_of("0123456789") == std::string::npos;
+  LLMFT_REQUIRE(digits, option << " " << value
+                               << ": give all, none, or how many of the first blocks to "
+                                  "checkpoint (a whole number)");
+  return std::stoi(value);
 }
 
 void require_thread_count(int threads, const std::string& option) {

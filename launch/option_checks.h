@@ -1,4 +1,5 @@
-// Checks of option values that several subcommands share: seeds and thread counts.
+// Checks of option values that several subcommands share: seeds, checkpointed blocks and
+// thread counts.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,11 @@ namespace llmft {
 // `option` for a sign, a fraction, trailing characters or a value past 2^64 - 1 (which a
 // plain unsigned parse would wrap: "-1" would become 18446744073709551615).
 uint64_t parse_seed(const std::string& text, const std::string& option);
+
+// The blocks an --activation-checkpointing value checkpoints: "all" (or "on"): every one
+// (core/model.h's ModelOptions::kAllBlocks), "none" (or "off"): 0, or a count K >= 0 of
+// the first blocks. Throws llmft::Error naming `option` otherwise.
+int parse_checkpointed_blocks(const std::string& value, const std::string& option);
 
 // Throws llmft::Error naming `option` when `threads` is negative or more than the CPUs
 // this machine has online (0 means all of them).

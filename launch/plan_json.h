@@ -7,6 +7,7 @@
 //    "chosen": candidate or null}
 //
 // A candidate: "dp", "tp", "zero", "optimizer", "dtype", "activation_checkpointing",
+// "checkpointed_blocks",
 // "micro_batch", "grad_accum", "seq_len", "fits", "predicted_step_s", "time" (its
 // compute_s, comm_s, exposed_comm_s, total_s), "memory" (bytes on the worst rank:
 // "params", "master_params", "grads", "optimizer_state", "activations", "workspace"

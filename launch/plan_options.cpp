@@ -6,6 +6,7 @@
 #include "core/byte_size.h"
 #include "core/error.h"
 #include "io/hf_config.h"
+#include "launch/option_checks.h"
 
 namespace llmft {
 
@@ -19,11 +20,9 @@ std::string joined(const std::vector<std::string>& names) {
   return os.str();
 }
 
-std::optional<bool> checkpointing_constraint(const std::string& value) {
+std::optional<int> checkpointing_constraint(const std::string& value) {
   if (value == "auto") return std::nullopt;
-  LLMFT_REQUIRE(value == "on" || value == "off",
-                "--activation-checkpointing " << value << ": use on, off or auto");
-  return value == "on";
+  return parse_checkpointed_blocks(value, "--activation-checkpointing");
 }
 
 }  // namespace
@@ -91,7 +90,8 @@ po::options_description plan_option_descriptions(PlanOptions& o) {
       ("micro-batch", po::value(&o.micro_batch), "windows per micro-batch")
       ("activation-checkpointing",
        po::value(&o.activation_checkpointing)->default_value("auto")->implicit_value("on"),
-       "on, off or auto (searched); alone it means on");
+       "auto (searched: none, all, or the fewest first blocks that fit), all, none, or how "
+       "many of the first blocks; alone it means all");
   po::options_description output("Output");
   output.add_options()
       ("top", po::value(&o.top)->default_value(10),
@@ -122,7 +122,7 @@ PlanRequest plan_request(const PlanOptions& o, const po::variables_map& values) 
   if (values.count("tp")) r.constraints.tp = o.tp;
   if (values.count("zero")) r.constraints.zero_stage = o.zero;
   if (values.count("micro-batch")) r.constraints.micro_batch = o.micro_batch;
-  r.constraints.activation_checkpointing = checkpointing_constraint(o.activation_checkpointing);
+  r.constraints.checkpointed_blocks = checkpointing_constraint(o.activation_checkpointing);
   return r;
 }
 

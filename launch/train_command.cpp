@@ -85,6 +85,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   }
   validate_train_options(o, mpi.size());
   const ModelConfig config = io::resolve_model(o.model);
+  resolve_checkpointing(o, config.n_layer);
   if (o.print_params) {
     if (mpi.rank() == 0) std::printf("%lld\n", static_cast<long long>(parameter_count(config)));
     return 0;
@@ -145,7 +146,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                           o.micro_batch * o.grad_accum * shape.dp,
                           o.clip_grad > 0};
   const Layout layout{shape.dp,      shape.tp,     o.zero,
-                      o.micro_batch, o.grad_accum, o.activation_checkpointing};
+                      o.micro_batch, o.grad_accum, o.checkpointed_blocks};
   MemoryPrediction predicted;
   for (int rank = 0; rank < mpi.size(); ++rank) {
     RunShape rank_shape = run_shape(workload, layout, rank / shape.tp, rank % shape.tp);
@@ -177,9 +178,9 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   const bool lead = mpi.rank() == 0;
 
   Allocator allocator(backend->memory(), budget);
-  std::unique_ptr<Model> model =
-      make_model(config, *backend, allocator,
-                 ModelOptions{o.activation_checkpointing, tp_slice, tensor_parallel});
+  ModelOptions model_options(false, tp_slice, tensor_parallel);
+  model_options.checkpointed_blocks = o.checkpointed_blocks;
+  std::unique_ptr<Model> model = make_model(config, *backend, allocator, model_options);
   Engine engine(*model, *backend, allocator, engine_options);
   // Checkpoints hold the whole model; each rank keeps its tensor-parallel slice.
   const std::vector<UnitLayout> whole_units = unit_layouts(config);

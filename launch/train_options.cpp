@@ -26,8 +26,11 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("dtype", po::value(&o.dtype)->default_value("fp32"),
        "stored dtype of weights and gradients: fp32, bf16 or fp16 (compute is fp32; bf16 and "
        "fp16 keep an fp32 master copy for the optimizer)")
-      ("activation-checkpointing", po::bool_switch(&o.activation_checkpointing),
-       "keep only each block's input in forward and recompute the block in backward")
+      ("activation-checkpointing",
+       po::value(&o.activation_checkpointing)->default_value("none")->implicit_value("all"),
+       "all, none, or K: the first K blocks keep only their input in forward and recompute "
+       "the rest in backward (the first ones, backpropagated last, give the lowest peak); "
+       "alone it means all")
       ("print-params", po::bool_switch(&o.print_params),
        "print the model's exact parameter count and exit");
   po::options_description data("Data");
@@ -206,6 +209,7 @@ void validate_option_values(const TrainOptions& o) {
       "--initial-loss-scale must be a finite number >= 1 (got " << o.initial_loss_scale << ")");
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.max_skipped_steps >= 0, "--max-skipped-steps must not be negative");
+  parse_checkpointed_blocks(o.activation_checkpointing, "--activation-checkpointing");
   DivergenceGuard::max_loss(o.max_loss, 2);  // the option's form; the bound needs the model
   LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
   LLMFT_REQUIRE(o.checkpoint_every >= 0, "--checkpoint-every must not be negative");
@@ -231,6 +235,11 @@ void validate_train_options(const TrainOptions& o, int world_size) {
                 "--data is required: make a token file with `llmft prepare --input FILE "
                 "--output train.tok`");
   require_step_size(o, world_size);
+}
+
+void resolve_checkpointing(TrainOptions& o, int blocks) {
+  o.checkpointed_blocks = std::min(
+      parse_checkpointed_blocks(o.activation_checkpointing, "--activation-checkpointing"), blocks);
 }
 
 void apply_global_batch(TrainOptions& o, const po::variables_map& values, int data_parallel) {

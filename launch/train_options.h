@@ -18,7 +18,8 @@ struct TrainOptions {
   double comm_timeout;
   float lr, min_lr, weight_decay, clip_grad, beta1, beta2, eps, momentum;
   std::string lr_schedule, optimizer, device_memory, dtype, save_max_shard_size;
-  bool activation_checkpointing = false;
+  std::string activation_checkpointing;  // as given: all, none or a count
+  int checkpointed_blocks = 0;           // resolved for the model (resolve_checkpointing)
   float initial_loss_scale;
   int loss_scale_window;
   int max_skipped_steps;
@@ -44,6 +45,8 @@ void validate_option_values(const TrainOptions& o);
 // that need one another, and that the tokens of a step fit 32 bits. Errors name the
 // options.
 void validate_train_options(const TrainOptions& o, int world_size);
+// Sets checkpointed_blocks from --activation-checkpointing for a model of `blocks` blocks.
+void resolve_checkpointing(TrainOptions& o, int blocks);
 // With --global-batch and an explicit layout: derives --grad-accum (or checks a given
 // one) so that micro-batch x grad-accum x data-parallel ranks is the global batch.
 void apply_global_batch(TrainOptions& o, const po::variables_map& values, int data_parallel);

@@ -2,12 +2,21 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "core/byte_size.h"
 
 namespace llmft {
 
 namespace {
+
+// ", activation checkpointing of 3 of 12 blocks" (or of every block), or nothing.
+std::string checkpointing_text(int checkpointed, int blocks) {
+  if (checkpointed == 0) return "";
+  if (checkpointed >= blocks) return ", activation checkpointing";
+  return ", activation checkpointing of the first " + std::to_string(checkpointed) + " of " +
+         std::to_string(blocks) + " blocks";
+}
 
 // {"all_reduce": {"calls": .., "bytes": ..}, ...} for the collectives that ran.
 io::Json counters_json(const CommCounters& counters) {
@@ -42,7 +51,7 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
       c.vocab_size, c.max_seq_len);
   std::printf("llmft: %lld parameters, stored as %s%s\n",
               static_cast<long long>(parameter_count(c)), o.dtype.c_str(),
-              o.activation_checkpointing ? ", activation checkpointing" : "");
+              checkpointing_text(o.checkpointed_blocks, c.n_layer).c_str());
   std::printf("llmft: layout dp %d x tp %d, ZeRO %d\n", mesh.dp, mesh.tp, o.zero);
   std::printf(
       "llmft: data %s: %zu windows of %d tokens; %d data-parallel ranks x %d x %d windows per "
@@ -59,9 +68,10 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
               format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
               predicted.peak_phase.c_str(), describe_bytes(predicted.at_peak).c_str());
   if (!o.checkpoint_dir.empty() || !o.resume.empty()) {
-    std::printf("llmft: checkpoints stage at most %s of host memory per rank at a time and no "
-                "device memory\n",
-                format_bytes(static_cast<double>(predicted.checkpoint_staging)).c_str());
+    std::printf(
+        "llmft: checkpoints stage at most %s of host memory per rank at a time and no "
+        "device memory\n",
+        format_bytes(static_cast<double>(predicted.checkpoint_staging)).c_str());
   }
   std::printf("llmft: a uniform guess over the vocabulary has loss %.4f\n", uniform_loss_);
   std::fflush(stdout);

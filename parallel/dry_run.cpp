@@ -15,8 +15,9 @@ DryRun::DryRun(const ModelConfig& config, const RunShape& shape)
   if (shape.tp > 1) {
     tensor_parallel_ = std::make_unique<CountingCommunicator>(shape.tp_rank, shape.tp);
   }
-  model_ = make_model(config, device_, allocator_,
-                      ModelOptions{shape.activation_checkpointing, slice_, tensor_parallel_.get()});
+  ModelOptions model_options(false, slice_, tensor_parallel_.get());
+  model_options.checkpointed_blocks = shape.checkpointed_blocks;
+  model_ = make_model(config, device_, allocator_, model_options);
   EngineOptions options;
   options.dtype = shape.dtype;
   options.optimizer = shape.optimizer;

@@ -22,8 +22,8 @@ namespace llmft {
 struct RunShape {
   int micro_batch = 1;
   int seq_len = 1;
-  DType dtype = DType::f32;  // stored dtype of weights and gradients
-  bool activation_checkpointing = false;
+  DType dtype = DType::f32;     // stored dtype of weights and gradients
+  int checkpointed_blocks = 0;  // the first ones (core/model.h ModelOptions; n_layer: all)
   OptimizerConfig optimizer;
   bool clip_grad = false;  // gradient clipping on (fused optimizers then run a norm pass)
   int zero_stage = 0;

@@ -9,7 +9,7 @@ RunShape run_shape(const Workload& w, const Layout& l, int dp_rank, int tp_rank)
   shape.micro_batch = l.micro_batch;
   shape.seq_len = w.seq_len;
   shape.dtype = w.dtype;
-  shape.activation_checkpointing = l.activation_checkpointing;
+  shape.checkpointed_blocks = l.checkpointed_blocks;
   shape.optimizer = w.optimizer;
   shape.clip_grad = w.clip_grad;
   shape.zero_stage = l.zero_stage;
@@ -40,7 +40,7 @@ std::string describe_layout(const Layout& l) {
   os << "dp " << l.dp << " x tp " << l.tp << ", ZeRO-" << l.zero_stage << ", micro-batch "
      << l.micro_batch;
   if (l.grad_accum > 1) os << " x " << l.grad_accum << " accumulated";
-  if (l.activation_checkpointing) os << ", checkpointing";
+  if (l.checkpointed_blocks > 0) os << ", checkpointing " << l.checkpointed_blocks << " blocks";
   return os.str();
 }
 

@@ -1,7 +1,8 @@
 // What the planner lays out and what it chooses. A Workload is what the user fixes: the
 // model, optimizer, dtype, sequence length and global batch. A Layout is one way to run
 // it on `dp x tp` ranks: the ZeRO stage, the micro-batch and gradient accumulation
-// (global batch = micro_batch x grad_accum x dp) and activation checkpointing.
+// (global batch = micro_batch x grad_accum x dp) and how many blocks are checkpointed
+// (the first ones: core/model.h's ModelOptions says why).
 #pragma once
 
 #include <string>
@@ -28,7 +29,7 @@ struct Layout {
   int zero_stage = 0;
   int micro_batch = 1;
   int grad_accum = 1;
-  bool activation_checkpointing = false;
+  int checkpointed_blocks = 0;  // activation checkpointing of the first blocks (n_layer: all)
 
   int world() const { return dp * tp; }
 };

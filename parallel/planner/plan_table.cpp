@@ -41,11 +41,12 @@ std::string heading() {
 std::string row(int rank, const Candidate& c) {
   const Layout& l = c.layout;
   char line[160];
+  const std::string checkpointed =
+      l.checkpointed_blocks > 0 ? std::to_string(l.checkpointed_blocks) : "off";
   std::snprintf(line, sizeof(line), "%3d %4d %4d %5d %7d x %-5d %4s %12s %9.3f %9.3f %14.3f%s\n",
-                rank, l.dp, l.tp, l.zero_stage, l.micro_batch, l.grad_accum,
-                l.activation_checkpointing ? "on" : "off", bytes_text(c.memory.peak).c_str(),
-                c.time.total_s, c.time.compute_s, c.time.exposed_comm_s,
-                rank == 1 ? "  <- chosen" : "");
+                rank, l.dp, l.tp, l.zero_stage, l.micro_batch, l.grad_accum, checkpointed.c_str(),
+                bytes_text(c.memory.peak).c_str(), c.time.total_s, c.time.compute_s,
+                c.time.exposed_comm_s, rank == 1 ? "  <- chosen" : "");
   return line;
 }
 

@@ -38,11 +38,6 @@ std::vector<int> searched_micro_batches(const PlanRequest& r, int windows_per_ra
   return divisors(windows_per_rank);
 }
 
-std::vector<bool> searched_checkpointing(const PlanRequest& r) {
-  if (r.constraints.activation_checkpointing) return {*r.constraints.activation_checkpointing};
-  return {false, true};
-}
-
 // Why no micro-batch of a dp x tp mesh can keep the global batch, or "".
 std::string batch_mismatch(const PlanRequest& r, int dp) {
   const Workload& w = r.workload;
@@ -78,6 +73,33 @@ Candidate evaluate(const PlanRequest& r, const Layout& layout, size_t usable) {
   return c;
 }
 
+// The checkpointing choices of one layout: the given count, else none, all, and (when none
+// does not fit and all does) the fewest checkpointed blocks that fit, found by bisection
+// since the peak never rises with the count (core/model.h): fewer blocks recompute less.
+void add_checkpointing_choices(const PlanRequest& r, Layout layout, PlanResult& result) {
+  const int blocks = r.workload.model.n_layer;
+  auto add = [&](int checkpointed) {
+    layout.checkpointed_blocks = checkpointed;
+    result.candidates.push_back(evaluate(r, layout, result.usable_bytes));
+    return result.candidates.back().fits;
+  };
+  if (r.constraints.checkpointed_blocks) {
+    add(std::min(*r.constraints.checkpointed_blocks, blocks));
+    return;
+  }
+  const bool none_fits = add(0);
+  const bool all_fit = add(blocks);
+  if (none_fits || !all_fit) return;
+  int lo = 0, hi = blocks;  // lo does not fit, hi does
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    layout.checkpointed_blocks = mid;
+    const bool fits = predict_rank_memory(r.workload, layout, r.device).peak <= result.usable_bytes;
+    (fits ? hi : lo) = mid;
+  }
+  if (hi < blocks) add(hi);
+}
+
 // The layout a mesh would have under the constraints alone, for a candidate rejected
 // before any micro-batch could be chosen.
 Candidate rejected_mesh(const PlanRequest& r, int dp, int tp, std::string reason) {
@@ -87,7 +109,8 @@ Candidate rejected_mesh(const PlanRequest& r, int dp, int tp, std::string reason
   c.layout.zero_stage = r.constraints.zero_stage.value_or(0);
   c.layout.micro_batch = r.constraints.micro_batch.value_or(0);
   c.layout.grad_accum = 0;
-  c.layout.activation_checkpointing = r.constraints.activation_checkpointing.value_or(false);
+  c.layout.checkpointed_blocks =
+      std::min(r.constraints.checkpointed_blocks.value_or(0), r.workload.model.n_layer);
   c.reason = std::move(reason);
   return c;
 }
@@ -137,11 +160,8 @@ PlanResult plan_layouts(const PlanRequest& r) {
     const int per_rank = r.workload.global_batch / dp;
     for (int zero_stage : searched_stages(r, dp)) {
       for (int micro_batch : searched_micro_batches(r, per_rank)) {
-        for (bool checkpointing : searched_checkpointing(r)) {
-          const int grad_accum = per_rank / micro_batch;
-          const Layout layout{dp, tp, zero_stage, micro_batch, grad_accum, checkpointing};
-          result.candidates.push_back(evaluate(r, layout, result.usable_bytes));
-        }
+        const Layout layout{dp, tp, zero_stage, micro_batch, per_rank / micro_batch, 0};
+        add_checkpointing_choices(r, layout, result);
       }
     }
   }
@@ -176,7 +196,7 @@ const Candidate& chosen_layout(const PlanRequest& r, const PlanResult& result) {
         << " cannot accumulate, so each rank takes global batch / dp at once),";
   }
   if (w.dtype == DType::f32) msg << " --dtype bf16 (half the weight bytes),";
-  if (r.constraints.activation_checkpointing == false) msg << " --activation-checkpointing,";
+  if (r.constraints.checkpointed_blocks.value_or(-1) == 0) msg << " --activation-checkpointing,";
   msg << " a shorter --seq-len (activations "
       << format_bytes(static_cast<double>(bytes[index_of(MemoryCategory::activations)]))
       << "), or more devices (ZeRO-3 and tensor parallelism divide the model by the world)";

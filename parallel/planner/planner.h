@@ -24,7 +24,8 @@ namespace llmft {
 // The layout choices the user fixed; unset ones are searched.
 struct LayoutConstraints {
   std::optional<int> tp, zero_stage, micro_batch;
-  std::optional<bool> activation_checkpointing;
+  // Checkpointed blocks; a count past the model's blocks means all of them.
+  std::optional<int> checkpointed_blocks;
 };
 
 struct PlanRequest {

@@ -1,5 +1,7 @@
 #include "parallel/planner/step_collectives.h"
 
+#include <algorithm>
+
 #include "parallel/shard.h"
 
 namespace llmft {
@@ -13,13 +15,14 @@ void add_tensor_parallel(const Workload& w, const Layout& l, double compute_byte
   const double tokens = static_cast<double>(l.micro_batch) * w.seq_len;
   const double activation = tokens * w.model.hidden * compute_bytes;
   const int backwards = backward_passes(w);
-  const int forwards = 1 + (l.activation_checkpointing ? backwards : 0);
   const int blocks = w.model.n_layer;
+  // Each backward pass runs the checkpointed blocks' forward again.
+  const int block_forwards = blocks + backwards * std::min(l.checkpointed_blocks, blocks);
   const auto all_reduce = Collective::all_reduce;
   const auto tp = CommGroup::tensor_parallel;
   const auto none = Overlap::none;
   calls.push_back({"block all-reduces", all_reduce, tp, activation, 1,
-                   (2 * forwards + 2 * backwards) * blocks * l.grad_accum, none});
+                   (2 * block_forwards + 2 * backwards * blocks) * l.grad_accum, none});
   calls.push_back({"embedding all-reduce", all_reduce, tp, activation, 1, l.grad_accum, none});
   calls.push_back({"head input-gradient all-reduce", all_reduce, tp, activation, 1,
                    backwards * l.grad_accum, none});

@@ -57,8 +57,9 @@ ComputeSeconds compute_seconds(const Workload& w, const Layout& l, const DeviceD
       forward_per_token - 2.0 * w.model.vocab_size * static_cast<double>(w.model.hidden);
   ComputeSeconds s;
   s.forward = forward_per_token * rows / l.tp / rate;
-  s.backward = (2 * forward_per_token + (l.activation_checkpointing ? recompute_per_token : 0)) *
-               rows / l.tp / rate;
+  const double recomputed =
+      static_cast<double>(std::min(l.checkpointed_blocks, w.model.n_layer)) / w.model.n_layer;
+  s.backward = (2 * forward_per_token + recomputed * recompute_per_token) * rows / l.tp / rate;
   const double update = update_flops_per_element(w.optimizer) * updated_elements(w, l) / rate;
   s.step = l.grad_accum * (s.forward + backward_passes(w) * s.backward) + update;
   return s;
@@ -148,10 +149,9 @@ StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescr
         collective_seconds(c.op, c.bytes, c.pieces, ranks, link_of(c.group, l, d));
     // All pieces but the one issued last (or needed first) can run behind the compute,
     // where the device runs collectives while it computes.
-    const double hidden =
-        d.overlaps_communication
-            ? std::min(seconds * (c.pieces - 1) / c.pieces, hiding_compute(c.overlap, compute))
-            : 0.0;
+    const double hidden = d.overlaps_communication ? std::min(seconds * (c.pieces - 1) / c.pieces,
+                                                              hiding_compute(c.overlap, compute))
+                                                   : 0.0;
     t.comm_s += c.count * seconds;
     t.exposed_comm_s += c.count * (seconds - hidden);
   }

@@ -13,6 +13,7 @@
 
 #include "core/backend_registry.h"
 #include "core/cpu/cpu_backend.h"
+#include "core/model.h"
 #include "core/model_factory.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
@@ -83,7 +84,8 @@ TEST_CASE("training steps on the GPU equal the CPU's: families x optimizers x ch
           } else {
             CHECK(mean_loss < 0.02);
           }
-          RunShape shape{2, 37, dtype, checkpointing, o.optimizer, true};
+          RunShape shape{2,           37,  dtype, checkpointing ? ModelOptions::kAllBlocks : 0,
+                         o.optimizer, true};
           shape.compute = gpu.be->compute_rule();
           const MemoryPrediction predicted = predict_memory(c, shape);
           CHECK(predicted.peak_total == gpu.alloc->total_peak());

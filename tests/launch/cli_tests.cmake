@@ -139,10 +139,10 @@ set_tests_properties(cli_auto_plan_no_fit PROPERTIES FIXTURES_REQUIRED cli_data 
 add_test(NAME ablate_script COMMAND bash -c
   "LLMFT_CALIBRATION_CACHE='${cli_dir}/calibration.json' LLMFT_BUILD_DIR='${CMAKE_BINARY_DIR}' \
    bash '${PROJECT_SOURCE_DIR}/examples/ablate.sh' --ranks 2 --steps 2 --threads 1 \
-     --out '${cli_dir}/ablation' --layouts 1,0,4,1,1 -- --data '${cli_dir}/val.tok' \
+     --out '${cli_dir}/ablation' --layouts 1,0,4,1,on -- --data '${cli_dir}/val.tok' \
      --model gpt2-tiny --seq-len 32 --global-batch 8 --tp 1 --zero 0 --micro-batch 4 \
      --activation-checkpointing && \
-   awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt\" && $8 == 1 && $9 > 0 && $9 == $10' \
+   awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt4\" && $8 == 1 && $9 > 0 && $9 == $10' \
      '${cli_dir}/ablation/ablation.csv' | grep -q .")
 set_tests_properties(ablate_script PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 300)
 

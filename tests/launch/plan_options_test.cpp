@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "core/error.h"
+#include "core/model.h"
 #include "launch/plan_options.h"
 
 using namespace llmft;
@@ -34,18 +35,18 @@ TEST_CASE("plan options: the job, the cluster, and constraints only where given"
   CHECK_FALSE(r.constraints.tp.has_value());
   CHECK_FALSE(r.constraints.zero_stage.has_value());
   CHECK_FALSE(r.constraints.micro_batch.has_value());
-  CHECK_FALSE(r.constraints.activation_checkpointing.has_value());
+  CHECK_FALSE(r.constraints.checkpointed_blocks.has_value());
 
   const PlanRequest fixed = request_from(
       {"--tp", "2", "--zero", "0", "--micro-batch", "4", "--activation-checkpointing", "--json"});
   CHECK(fixed.constraints.tp == 2);
   CHECK(fixed.constraints.zero_stage == 0);
   CHECK(fixed.constraints.micro_batch == 4);
-  CHECK(fixed.constraints.activation_checkpointing == true);
-  CHECK(request_from({"--activation-checkpointing=off"}).constraints.activation_checkpointing ==
-        false);
+  CHECK(fixed.constraints.checkpointed_blocks == ModelOptions::kAllBlocks);
+  CHECK(request_from({"--activation-checkpointing=off"}).constraints.checkpointed_blocks == 0);
+  CHECK(request_from({"--activation-checkpointing=6"}).constraints.checkpointed_blocks == 6);
   CHECK_THROWS_WITH_AS(request_from({"--activation-checkpointing=maybe"}),
-                       doctest::Contains("use on, off or auto"), Error);
+                       doctest::Contains("give all, none, or how many of the first blocks"), Error);
 }
 
 TEST_CASE("plan options: device overrides") {

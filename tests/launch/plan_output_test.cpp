@@ -27,6 +27,7 @@ void check_candidate(const Json& c) {
   CHECK(c.at("optimizer").as_string() == "adamw");
   CHECK(c.at("dtype").as_string() == "bf16");
   CHECK(c.at("activation_checkpointing").is_bool());
+  CHECK(c.at("checkpointed_blocks").is_number());
   CHECK(c.at("predicted_step_s").as_number() > 0);
   CHECK(c.at("peak_phase").is_string());
   const Json& memory = c.at("memory");

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/model.h"
 #include "core/model_factory.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
@@ -60,7 +61,7 @@ TEST_CASE("activation checkpointing gives bitwise the same gradients and less ac
     }
     CHECK(checkpointed.activation_peak < plain.activation_peak / 2);
     const MemoryPrediction predicted =
-        predict_memory(c, RunShape{3, 24, DType::f32, true, OptimizerConfig{}});
+        predict_memory(c, RunShape{3, 24, DType::f32, ModelOptions::kAllBlocks, OptimizerConfig{}});
     CHECK(checkpointed.activation_peak ==
           predicted.peak_by_category[index_of(MemoryCategory::activations)]);
     CHECK(checkpointed.total_peak == predicted.peak_total);

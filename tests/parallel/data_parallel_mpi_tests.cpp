@@ -32,7 +32,7 @@ testing::TestTrainer trainer(const ModelConfig& c, EngineOptions o, Communicator
                              int zero = 0) {
   o.data_parallel = dp;
   o.zero_stage = zero;
-  return testing::TestTrainer(c, o, false, 1);
+  return testing::TestTrainer(c, o, 0, 1);
 }
 
 EngineOptions options(OptimizerKind kind, float clip) {
@@ -226,7 +226,7 @@ TEST_CASE("the memory model holds on every rank for every ZeRO stage, optimizer 
         std::mt19937_64 rng(7 + world.rank());
         const auto tokens = random_tokens(3 * 16, c.vocab_size, rng);
         t.engine->train_step({MicroBatch{3, 16, tokens.data(), tokens.data()}}, 1);
-        RunShape shape{3, 16, dtype, false, o.optimizer, true};
+        RunShape shape{3, 16, dtype, 0, o.optimizer, true};
         shape.zero_stage = zero;
         shape.ranks = world.size();
         shape.rank = world.rank();
@@ -253,7 +253,7 @@ TEST_CASE("peak memory per rank falls with the ZeRO stage as the memory model pr
     std::mt19937_64 rng(8);
     const auto tokens = random_tokens(1 * 8, c.vocab_size, rng);
     t.engine->train_step({MicroBatch{1, 8, tokens.data(), tokens.data()}}, 1);
-    RunShape shape{1, 8, DType::bf16, false, o.optimizer, true};
+    RunShape shape{1, 8, DType::bf16, 0, o.optimizer, true};
     shape.zero_stage = zero;
     shape.ranks = world.size();
     shape.rank = world.rank();

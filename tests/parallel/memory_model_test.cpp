@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/model.h"
 #include "core/model_factory.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
@@ -61,7 +62,9 @@ void run_and_compare(const Case& k) {
     }
     engine.train_step(mbs, step);
   }
-  RunShape shape{k.micro_batch, k.seq_len, k.dtype, k.checkpointing, k.optimizer, k.clip_grad > 0};
+  RunShape shape{k.micro_batch, k.seq_len,
+                 k.dtype,       k.checkpointing ? ModelOptions::kAllBlocks : 0,
+                 k.optimizer,   k.clip_grad > 0};
   shape.zero_stage = k.zero_stage;
   const MemoryPrediction p = predict_memory(k.config, shape);
   for (int i = 0; i < kMemoryCategoryCount; ++i) {
@@ -168,7 +171,7 @@ TEST_CASE("under the stored compute rule (GPUs) nothing is converted to f32") {
     for (DType dtype : {DType::f32, DType::bf16}) {
       CAPTURE(std::string(optimizer_kind_name(kind)));
       CAPTURE(std::string(dtype_name(dtype)));
-      RunShape shape{2, 40, dtype, false, OptimizerConfig{}, true};
+      RunShape shape{2, 40, dtype, 0, OptimizerConfig{}, true};
       shape.optimizer.kind = kind;
       const MemoryPrediction cpu = predict_memory(model, shape);
       shape.compute = ComputeRule::stored;

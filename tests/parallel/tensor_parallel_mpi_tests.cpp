@@ -125,8 +125,8 @@ TEST_CASE("vocabulary-parallel embedding, LM head and cross-entropy equal one ra
     o.clip_grad = 0.0f;
     EngineOptions sliced = o;
     sliced.tensor_parallel = &world;
-    testing::TestTrainer single(c, o, false, 1);
-    testing::TestTrainer parallel(c, sliced, false, 1, slice, &world);
+    testing::TestTrainer single(c, o, 0, 1);
+    testing::TestTrainer parallel(c, sliced, 0, 1, slice, &world);
     std::mt19937_64 rng(3);
     std::vector<int32_t> inputs = random_tokens(B * T, c.vocab_size, rng);
     std::vector<int32_t> targets = random_tokens(B * T, c.vocab_size, rng);
@@ -177,9 +177,9 @@ TEST_CASE("tensor-parallel training equals one rank, alone and in dp x tp meshes
         o.tensor_parallel = &mesh.tensor_parallel();
         o.data_parallel = dp > 1 ? &mesh.data_parallel() : nullptr;
         o.zero_stage = layout.zero;
-        testing::TestTrainer parallel(c, o, false, 1, TpSlice{mesh.tp_rank(), layout.tp},
+        testing::TestTrainer parallel(c, o, 0, 1, TpSlice{mesh.tp_rank(), layout.tp},
                                       o.tensor_parallel);
-        testing::TestTrainer single(c, options(kind), false, 1);
+        testing::TestTrainer single(c, options(kind), 0, 1);
         std::mt19937_64 rng(5);
         double worst_loss = 0, worst_norm = 0;
         for (int step = 1; step <= 8; ++step) {
@@ -223,13 +223,13 @@ TEST_CASE("the memory model holds on every rank of a dp x tp mesh") {
         o.tensor_parallel = &mesh.tensor_parallel();
         o.data_parallel = dp > 1 ? &mesh.data_parallel() : nullptr;
         o.zero_stage = zero;
-        testing::TestTrainer t(c, o, false, 1, TpSlice{mesh.tp_rank(), tp}, o.tensor_parallel);
+        testing::TestTrainer t(c, o, 0, 1, TpSlice{mesh.tp_rank(), tp}, o.tensor_parallel);
         std::mt19937_64 rng(9);
         for (int step = 1; step <= 2; ++step) {
           const auto tokens = random_tokens(3 * 16, c.vocab_size, rng);
           t.engine->train_step({MicroBatch{3, 16, tokens.data(), tokens.data()}}, step);
         }
-        RunShape shape{3, 16, dtype, false, o.optimizer, true};
+        RunShape shape{3, 16, dtype, 0, o.optimizer, true};
         shape.zero_stage = zero;
         shape.ranks = dp;
         shape.rank = mesh.dp_rank();
@@ -247,13 +247,13 @@ TEST_CASE("tensor-parallel traffic per step is what the time model prices") {
   const int n = world.size(), B = 2, T = 16;
   const ModelConfig c = tp_config(ModelFamily::llama);
   for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
-    for (bool checkpointing : {false, true}) {
+    for (int checkpointed : {0, 1, c.n_layer}) {  // none, the first block, all
       CAPTURE(std::string(optimizer_kind_name(kind)));
-      CAPTURE(checkpointing);
+      CAPTURE(checkpointed);
       Mesh mesh(world, MeshShape{1, n});
       EngineOptions o = options(kind);  // clipping: LOMO runs a norm pass
       o.tensor_parallel = &mesh.tensor_parallel();
-      testing::TestTrainer t(c, o, checkpointing, 1, TpSlice{mesh.tp_rank(), n}, o.tensor_parallel);
+      testing::TestTrainer t(c, o, checkpointed, 1, TpSlice{mesh.tp_rank(), n}, o.tensor_parallel);
       const int accum = is_fused(kind) ? 1 : 2;
       std::mt19937_64 rng(4);
       std::vector<std::vector<int32_t>> tokens;
@@ -268,7 +268,7 @@ TEST_CASE("tensor-parallel traffic per step is what the time model prices") {
       int64_t expected_calls = 0;
       const Workload w{c, o.optimizer, DType::f32, T, B * accum, true};
       for (const CollectiveCall& call :
-           step_collectives(w, Layout{1, n, 0, B, accum, checkpointing}, ComputeRule::f32)) {
+           step_collectives(w, Layout{1, n, 0, B, accum, checkpointed}, ComputeRule::f32)) {
         expected_bytes += call.bytes * call.count;
         expected_calls += static_cast<int64_t>(call.pieces) * call.count;
       }

@@ -33,11 +33,14 @@ struct TestTrainer {
   std::unique_ptr<Model> model;
   std::unique_ptr<Engine> engine;
 
-  TestTrainer(const ModelConfig& config, const EngineOptions& options, bool checkpointing = false,
+  // checkpointed_blocks: the first ones (ModelOptions; kAllBlocks: all).
+  TestTrainer(const ModelConfig& config, const EngineOptions& options, int checkpointed_blocks = 0,
               int threads = 0, TpSlice tp = {}, ReduceGroup* tp_group = nullptr, size_t budget = 0)
       : alloc(be.memory(), budget) {
     if (threads > 0) be.set_threads(threads);
-    model = make_model(config, be, alloc, ModelOptions{checkpointing, tp, tp_group});
+    ModelOptions model_options(false, tp, tp_group);
+    model_options.checkpointed_blocks = checkpointed_blocks;
+    model = make_model(config, be, alloc, model_options);
     engine = std::make_unique<Engine>(*model, be, alloc, options);
   }
 

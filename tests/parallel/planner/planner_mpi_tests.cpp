@@ -35,10 +35,10 @@ struct MeshTrainer {
   testing::TestTrainer trainer;
 
   MeshTrainer(Communicator& world, const ModelConfig& c, EngineOptions o, int tp, int zero,
-              bool checkpointing, size_t budget = 0)
+              int checkpointed_blocks, size_t budget = 0)
       : mesh(world, MeshShape{world.size() / tp, tp}),
         zero_stage(zero),
-        trainer(c, with_groups(o, mesh, zero), checkpointing, 1, TpSlice{mesh.tp_rank(), tp},
+        trainer(c, with_groups(o, mesh, zero), checkpointed_blocks, 1, TpSlice{mesh.tp_rank(), tp},
                 tp > 1 ? &mesh.tensor_parallel() : nullptr, budget) {}
 
   static EngineOptions with_groups(EngineOptions o, Mesh& mesh, int zero) {
@@ -84,14 +84,14 @@ TEST_CASE("the memory model equals the measured peak on every rank across the ma
                                  OptimizerKind::adalomo}) {
         for (int zero : {0, 1, 2, 3}) {
           for (int tp : {1, 2}) {
-            for (bool checkpointing : {false, true}) {
+            for (int checkpointed : {0, 1, c.n_layer}) {  // none, the first block, all
               for (int micro : {1, 3}) {
                 CAPTURE(std::string(family_name(family)));
                 CAPTURE(std::string(dtype_name(dtype)));
                 CAPTURE(std::string(optimizer_kind_name(kind)));
                 CAPTURE(zero);
                 CAPTURE(tp);
-                CAPTURE(checkpointing);
+                CAPTURE(checkpointed);
                 CAPTURE(micro);
                 EngineOptions o;
                 o.dtype = dtype;
@@ -100,10 +100,10 @@ TEST_CASE("the memory model equals the measured peak on every rank across the ma
                 o.clip_grad = 1.0f;
                 o.loss_scale = LossScaleConfig{dtype == DType::f16, 1024.0f, 1000};
                 const int accum = is_fused(kind) ? 1 : 2;
-                MeshTrainer t(world, c, o, tp, zero, checkpointing);
+                MeshTrainer t(world, c, o, tp, zero, checkpointed);
                 t.train(micro, accum, T, c.vocab_size);
                 const MemoryPrediction p = predict_memory(
-                    c, t.shape(RunShape{micro, T, dtype, checkpointing, o.optimizer, true}));
+                    c, t.shape(RunShape{micro, T, dtype, checkpointed, o.optimizer, true}));
                 const Allocator& alloc = t.trainer.alloc;
                 CHECK(p.peak_total == alloc.total_peak());
                 for (int k = 0; k < kMemoryCategoryCount; ++k) {
@@ -158,7 +158,7 @@ TEST_CASE("the planner's choice for a memory budget trains within it at the pred
     o.dtype = DType::bf16;
     o.clip_grad = 1.0f;
     // The allocator refuses (throws) any allocation past the usable budget.
-    MeshTrainer t(world, c, o, l.tp, l.zero_stage, l.activation_checkpointing, result.usable_bytes);
+    MeshTrainer t(world, c, o, l.tp, l.zero_stage, l.checkpointed_blocks, result.usable_bytes);
     t.train(l.micro_batch, l.grad_accum, 16, c.vocab_size);
     CHECK(t.trainer.alloc.total_peak() <= result.usable_bytes);
     // On CPU the planner adds no device overhead: its peak is the memory model's.

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "core/error.h"
+#include "core/model.h"
 #include "parallel/planner/planner.h"
 
 using namespace llmft;
@@ -68,7 +69,7 @@ TEST_CASE("the planner keeps explicit layout choices") {
   r.constraints.tp = 2;
   r.constraints.zero_stage = 1;
   r.constraints.micro_batch = 2;
-  r.constraints.activation_checkpointing = true;
+  r.constraints.checkpointed_blocks = ModelOptions::kAllBlocks;
   const PlanResult result = plan_layouts(r);
   REQUIRE(result.candidates.size() == 1);
   const Layout& l = result.candidates.front().layout;
@@ -77,7 +78,7 @@ TEST_CASE("the planner keeps explicit layout choices") {
   CHECK(l.zero_stage == 1);
   CHECK(l.micro_batch == 2);
   CHECK(l.grad_accum == 2);
-  CHECK(l.activation_checkpointing);
+  CHECK(l.checkpointed_blocks == 32);  // all of llama-7b's blocks
 
   r.constraints.tp = 3;
   CHECK_THROWS_WITH_AS(plan_layouts(r), doctest::Contains("--tp 3 does not divide"), Error);
@@ -100,8 +101,21 @@ TEST_CASE("the planner searches every layout and ranks the fitting ones by step 
     }
   }
   // tp 1, 2, 4, 8 (dp 8, 4, 2, 1) x ZeRO 0-3 (only 0 when dp is 1) x the micro-batches
-  // dividing 16 / dp x checkpointing off and on.
-  const size_t expected = (4 * 2 + 4 * 3 + 4 * 4 + 1 * 5) * 2;
+  // dividing 16 / dp x checkpointing of no block and of all 32, plus, where no block does
+  // not fit and all do, the fewest first blocks that fit: fewer fit no more.
+  size_t partial = 0;
+  for (const Candidate& c : result.candidates) {
+    const int k = c.layout.checkpointed_blocks;
+    if (k == 0 || k == 32) continue;
+    ++partial;
+    CAPTURE(describe_layout(c.layout));
+    CHECK(c.fits);
+    Layout fewer = c.layout;
+    fewer.checkpointed_blocks = k - 1;
+    CHECK(predict_rank_memory(r.workload, fewer, r.device).peak > result.usable_bytes);
+  }
+  CHECK(partial >= 1);
+  const size_t expected = (4 * 2 + 4 * 3 + 4 * 4 + 1 * 5) * 2 + partial;
   CHECK(result.candidates.size() == expected);
 }
 
@@ -126,7 +140,7 @@ TEST_CASE("layouts that cannot keep the global batch are rejected with the reaso
 
 TEST_CASE("the memory margin decides what fits") {
   PlanRequest r = llama_7b_on_a100(1, 1);
-  r.constraints.activation_checkpointing = true;
+  r.constraints.checkpointed_blocks = ModelOptions::kAllBlocks;
   r.workload.optimizer.kind = OptimizerKind::lomo;
   const size_t peak = plan_layouts(r).candidates.front().memory.peak;
   r.device.memory_bytes = peak;

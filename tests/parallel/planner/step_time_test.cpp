@@ -53,7 +53,7 @@ TEST_CASE("tensor parallelism: 2 all-reduces forward and 2 backward per block") 
   CHECK(bytes_of(step_collectives(w, l, ComputeRule::f32), "block all-reduces") ==
         doctest::Approx(4 * blocks * micro_batches * activation));
   // Checkpointing recomputes each block's forward, and its 2 all-reduces.
-  l.activation_checkpointing = true;
+  l.checkpointed_blocks = 32;
   CHECK(bytes_of(step_collectives(w, l, ComputeRule::f32), "block all-reduces") ==
         doctest::Approx(6 * blocks * micro_batches * activation));
   // The vocab-parallel cross-entropy reduces 3 floats per token, in 2 all-reduces.
