@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <utility>
 
-#include "comm/host_reduce.h"
 #include "core/compute_dtype.h"
+#include "parallel/planner/benchmark_tools.h"
 
 namespace llmft {
 
@@ -16,34 +15,16 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The largest of a host value over the group (itself without one).
-double group_max(Backend& backend, Allocator& allocator, Communicator* group, double value) {
-  if (!group) return value;
-  Buffer buf = allocator.allocate(sizeof(float), MemoryCategory::comm_buffers, "benchmark value");
-  return reduce_host_value(*group, backend, buf.as(DType::f32, {1}), value, ReduceOp::max);
-}
-
-// Seconds of `repeats` (rows x 1024) @ (1024 x 1024)^T GEMMs on the slowest rank.
+// Seconds of one (rows x 1024) @ (1024 x 1024)^T GEMM (the mean of `repeats`) on the
+// slowest rank.
 double gemm_seconds(Backend& backend, Allocator& allocator, Communicator* world, int64_t rows,
                     int repeats) {
   constexpr int64_t kSize = 1024;
-  auto take = [&](int64_t elements, const char* what) {
-    Buffer b = allocator.allocate(elements * sizeof(float), MemoryCategory::workspace, what);
-    backend.fill(b.as(DType::f32, {elements}), 0.01f);
-    return b;
-  };
-  Buffer a = take(rows * kSize, "benchmark input"), w = take(kSize * kSize, "benchmark weight");
-  Buffer out = take(rows * kSize, "benchmark output");
-  auto gemm = [&] {
-    backend.linear_forward(out.as(DType::f32, {rows, kSize}), a.as(DType::f32, {rows, kSize}),
-                           w.as(DType::f32, {kSize, kSize}), Tensor());
-  };
-  gemm();  // warm-up
-  backend.synchronize();
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < repeats; ++i) gemm();
-  backend.synchronize();
-  return group_max(backend, allocator, world, seconds_since(start));
+  BenchmarkTensors t(backend, allocator);
+  const Tensor a = t.make(DType::f32, {rows, kSize}), w = t.make(DType::f32, {kSize, kSize});
+  const Tensor out = t.make(DType::f32, {rows, kSize});
+  return slowest_seconds(
+      backend, allocator, world, [&] { backend.linear_forward(out, a, w, Tensor()); }, repeats);
 }
 
 // The large-GEMM rate and the row count at which a GEMM runs at half of it, from the
@@ -51,10 +32,8 @@ double gemm_seconds(Backend& backend, Allocator& allocator, Communicator* world,
 void measure_gemm(Backend& backend, Allocator& allocator, Communicator* world, Calibration& c) {
   constexpr double kLarge = 1024, kSmall = 64;
   const double flops_per_row = 2.0 * 1024 * 1024;
-  const double large =
-      kLarge * flops_per_row * 3 / gemm_seconds(backend, allocator, world, 1024, 3);
-  const double small =
-      kSmall * flops_per_row * 16 / gemm_seconds(backend, allocator, world, 64, 16);
+  const double large = kLarge * flops_per_row / gemm_seconds(backend, allocator, world, 1024, 3);
+  const double small = kSmall * flops_per_row / gemm_seconds(backend, allocator, world, 64, 16);
   const double q = std::min(small / large, 1.0);
   c.gemm_half_rate_rows =
       std::clamp(kSmall * kLarge * (1 - q) / (kLarge * q - kSmall), 0.0, kLarge);
@@ -64,17 +43,10 @@ void measure_gemm(Backend& backend, Allocator& allocator, Communicator* world, C
 // Seconds of one add_inplace over two tensors of `elements` floats each, on the slowest rank.
 double add_seconds(Backend& backend, Allocator& allocator, Communicator* world, int64_t elements,
                    int repeats) {
-  Buffer buf = allocator.allocate(2 * elements * sizeof(float), MemoryCategory::workspace,
-                                  "benchmark vectors");
-  Tensor acc = buf.as(DType::f32, {2 * elements}).view(0, {elements});
-  Tensor x = buf.as(DType::f32, {2 * elements}).view(elements, {elements});
-  backend.fill(buf.as(DType::f32, {2 * elements}), 0.0f);
-  backend.add_inplace(acc, x);  // warm-up
-  backend.synchronize();
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < repeats; ++i) backend.add_inplace(acc, x);
-  backend.synchronize();
-  return group_max(backend, allocator, world, seconds_since(start)) / repeats;
+  BenchmarkTensors t(backend, allocator);
+  const Tensor acc = t.make(DType::f32, {elements}, 0.0f), x = t.make(DType::f32, {elements}, 0.0f);
+  return slowest_seconds(
+      backend, allocator, world, [&] { backend.add_inplace(acc, x); }, repeats);
 }
 
 // What kernels other than products cost apart from their kind's rate: the bytes/s of one
@@ -121,33 +93,17 @@ std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocat
   const int64_t H = model.n_head, KVH = model.n_kv_head, D = model.head_dim();
   const int64_t width = (H + 2 * KVH) * D;
   const DType dtype = compute_dtype(backend.compute_rule(), stored);
-  auto take = [&](Shape shape, const char* what) {
-    Buffer b = allocator.allocate(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype),
-                                  MemoryCategory::workspace, what);
-    Tensor t = b.as(dtype, shape);
-    backend.fill(t, 0.01f);
-    return std::make_pair(std::move(b), t);
-  };
-  auto [qkv_buf, qkv] = take({1, T, width}, "benchmark qkv");
-  auto [dqkv_buf, dqkv] = take({1, T, width}, "benchmark dqkv");
-  auto [out_buf, out] = take({1, T, H * D}, "benchmark attention output");
-  auto [dout_buf, dout] = take({1, T, H * D}, "benchmark attention output gradient");
-  Buffer lse_buf = allocator.allocate(static_cast<size_t>(H * T) * sizeof(float),
-                                      MemoryCategory::workspace, "benchmark lse");
-  const Tensor lse = lse_buf.as(DType::f32, {1, H, T});
-  auto time = [&](const std::function<void()>& run, int repeats) {
-    run();  // warm-up
-    backend.synchronize();
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < repeats; ++i) run();
-    backend.synchronize();
-    return group_max(backend, allocator, world, seconds_since(start)) / repeats;
-  };
+  BenchmarkTensors t(backend, allocator);
+  const Tensor qkv = t.make(dtype, {1, T, width}), dqkv = t.make(dtype, {1, T, width});
+  const Tensor out = t.make(dtype, {1, T, H * D}), dout = t.make(dtype, {1, T, H * D});
+  const Tensor lse = t.make(DType::f32, {1, H, T});
   const int repeats = T >= 1024 ? 2 : 5;
-  const double forward =
-      time([&] { backend.attention_forward(out, lse, qkv, H, KVH, 0); }, repeats);
-  const double backward =
-      time([&] { backend.attention_backward(dqkv, dout, qkv, out, lse, H, KVH); }, repeats);
+  const double forward = slowest_seconds(
+      backend, allocator, world, [&] { backend.attention_forward(out, lse, qkv, H, KVH, 0); },
+      repeats);
+  const double backward = slowest_seconds(
+      backend, allocator, world,
+      [&] { backend.attention_backward(dqkv, dout, qkv, out, lse, H, KVH); }, repeats);
   return {forward, backward};
 }
 

@@ -1,40 +1,14 @@
 #include "parallel/planner/kernel_benchmark.h"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
-#include <vector>
 
-#include "comm/host_reduce.h"
 #include "core/compute_dtype.h"
 #include "core/rope_frequencies.h"
+#include "parallel/planner/benchmark_tools.h"
 
 namespace llmft {
 namespace {
-
-// Tensors for the benchmark, each filled with a small value, owned together.
-class Tensors {
- public:
-  Tensors(Backend& backend, Allocator& allocator) : backend_(backend), allocator_(allocator) {}
-  Tensor make(DType dtype, Shape shape, float value = 0.01f) {
-    buffers_.push_back(
-        allocator_.allocate(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype),
-                            MemoryCategory::workspace, "kernel benchmark"));
-    Tensor t = buffers_.back().as(dtype, std::move(shape));
-    if (dtype == DType::i32) {
-      const std::vector<int32_t> zeros(static_cast<size_t>(t.numel()), 0);
-      backend_.copy_to_device(t, zeros.data());
-    } else {
-      backend_.fill(t, value);
-    }
-    return t;
-  }
-
- private:
-  Backend& backend_;
-  Allocator& allocator_;
-  std::vector<Buffer> buffers_;
-};
 
 double bytes_of(std::initializer_list<Tensor> tensors) {
   double bytes = 0;
@@ -53,22 +27,11 @@ std::array<double, kKernelKinds> measure_kernel_rates(Backend& backend, Allocato
   const int64_t V = model.vocab_size, logit_rows = std::min<int64_t>(rows, 64);
   const int64_t width = (model.n_head + 2 * model.n_kv_head) * model.head_dim();
   const bool llama = model.family == ModelFamily::llama;
-  Tensors t(backend, allocator);
+  BenchmarkTensors t(backend, allocator);
   std::array<double, kKernelKinds> rates{};
   // Rate of `run`, whose calls the tally counts as `bytes`, on the slowest rank.
   auto measure = [&](KernelKind kind, double bytes, const std::function<void()>& run) {
-    run();  // warm-up
-    backend.synchronize();
-    constexpr int kRepeats = 5;
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < kRepeats; ++i) run();
-    backend.synchronize();
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / kRepeats;
-    if (world) {
-      Buffer buf = allocator.allocate(sizeof(float), MemoryCategory::comm_buffers, "rate");
-      seconds = reduce_host_value(*world, backend, buf.as(DType::f32, {1}), seconds, ReduceOp::max);
-    }
+    const double seconds = slowest_seconds(backend, allocator, world, run, 5);
     rates[static_cast<int>(kind)] = bytes / std::max(seconds, 1e-12);
   };
 
