@@ -20,20 +20,29 @@ PositionedFile::~PositionedFile() {
   ::close(fd_);
 }
 
-void PositionedFile::read_at(uint64_t offset, uint64_t bytes, void* out) {
+bool read_fully_at(int fd, uint64_t offset, uint64_t bytes, void* out) {
   auto* to = static_cast<char*>(out);
   while (bytes > 0) {
-    const ssize_t got = ::pread(fd_, to, bytes, static_cast<off_t>(offset));
+    const ssize_t got = ::pread(fd, to, bytes, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
-    LLMFT_REQUIRE(
-        got > 0,
-        "cannot read " << bytes << " bytes at offset " << offset << " of " << path_ << ": "
-                       << (got == 0 ? "the file ends first (truncated?)" : std::strerror(errno)));
+    if (got < 0) return false;
+    if (got == 0) {
+      errno = 0;  // the file ended first
+      return false;
+    }
     to += got;
-    offset += got;
-    bytes -= got;
-    bytes_read_ += got;
+    offset += static_cast<uint64_t>(got);
+    bytes -= static_cast<uint64_t>(got);
   }
+  return true;
+}
+
+void PositionedFile::read_at(uint64_t offset, uint64_t bytes, void* out) {
+  LLMFT_REQUIRE(
+      read_fully_at(fd_, offset, bytes, out),
+      "cannot read " << bytes << " bytes at offset " << offset << " of " << path_ << ": "
+                     << (errno == 0 ? "the file ends first (truncated?)" : std::strerror(errno)));
+  bytes_read_ += bytes;
 }
 
 }  // namespace llmft::io

@@ -8,6 +8,11 @@
 
 namespace llmft::io {
 
+// Reads exactly `bytes` bytes at `offset` of the open descriptor `fd` into `out`, retrying
+// short and interrupted reads; false when the file ends first or a read fails (errno says
+// which). Safe from several threads at once on one descriptor.
+bool read_fully_at(int fd, uint64_t offset, uint64_t bytes, void* out);
+
 class PositionedFile {
  public:
   // Throws llmft::Error naming the path when it cannot be opened.

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/positioned_file.h"
 
 namespace llmft::io {
 namespace {
@@ -244,16 +245,7 @@ TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
 }
 
 bool TokenFile::read_at(uint64_t offset, size_t bytes, void* out) const {
-  auto* to = static_cast<unsigned char*>(out);
-  while (bytes > 0) {
-    const ssize_t got = ::pread(fd_, to, bytes, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    to += got;
-    offset += static_cast<uint64_t>(got);
-    bytes -= static_cast<size_t>(got);
-  }
-  return true;
+  return read_fully_at(fd_, offset, bytes, out);
 }
 
 void TokenFile::fail_changed(const std::string& what) const {
