@@ -56,7 +56,17 @@ struct QueryTile {
   int64_t rows() const { return count * group; }
   int64_t query(int64_t r) const { return first + r % count; }
   int64_t head(int64_t r) const { return h0 + r / count; }
+  // How many of the n keys from first_key stacked row r sees (the causal mask).
+  int64_t visible_keys(int64_t r, int64_t first_key, int64_t n) const {
+    return std::clamp<int64_t>(query(r) - first_key + 1, 0, n);
+  }
 };
+
+// Head h of token t of batch b in an attention output (or its gradient) of (B, T, H D).
+template <typename F>
+F* head_row(F* x, int64_t b, int64_t t, int64_t h, int64_t T, int64_t H, int64_t D) {
+  return x + ((b * T + t) * H + h) * D;
+}
 
 // A thread's scratch, kept across calls (sized by the largest tile seen).
 struct Scratch {
@@ -89,7 +99,7 @@ void scaled_scores(float* scores, const float* q, const float* k, int64_t rows, 
 void probabilities(float* probs, const float* scores, const float* row_lse, const QueryTile& tile,
                    int64_t first_key, int64_t n) {
   for (int64_t r = 0; r < tile.rows(); ++r) {
-    const int64_t visible = std::clamp<int64_t>(tile.query(r) - first_key + 1, 0, n);
+    const int64_t visible = tile.visible_keys(r, first_key, n);
     const float* s = scores + r * n;
     float* p = probs + r * n;
     for (int64_t c = 0; c < visible; ++c) p[c] = fast_exp(s[c] - row_lse[r]);
@@ -114,8 +124,8 @@ void backward_rows(float* row_lse, float* delta, const QueryTile& tile, const fl
   for (int64_t r = 0; r < tile.rows(); ++r) {
     const int64_t t = tile.query(r), h = tile.head(r);
     row_lse[r] = lse[(b * H + h) * T + t];
-    const float* o = out + (b * T + t) * H * D + h * D;
-    const float* d = dout + (b * T + t) * H * D + h * D;
+    const float* o = head_row(out, b, t, h, T, H, D);
+    const float* d = head_row(dout, b, t, h, T, H, D);
     float sum = 0.0f;
     for (int64_t i = 0; i < D; ++i) sum += o[i] * d[i];
     delta[r] = sum;
@@ -142,7 +152,7 @@ void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
     scaled_scores(scores, q, L.k(qkv, b, k0, g), rows, n, D, L.width, scale);
     for (int64_t r = 0; r < rows; ++r) {
       float* s = scores + r * n;
-      const int64_t visible = std::clamp<int64_t>(tile.query(r) - k0 + 1, 0, n);
+      const int64_t visible = tile.visible_keys(r, k0, n);
       float m = row_max[r];
       for (int64_t c = 0; c < visible; ++c) m = std::max(m, s[c]);
       const float correction = row_max[r] == kMasked ? 0.0f : fast_exp(row_max[r] - m);
@@ -163,7 +173,7 @@ void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
   const int64_t H = L.H;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t t = tile.query(r) - first_query, h = tile.head(r);
-    float* o = out + (b * T + t) * H * D + h * D;
+    float* o = head_row(out, b, t, h, T, H, D);
     const float inv = 1.0f / row_sum[r];
     for (int64_t i = 0; i < D; ++i) o[i] = acc[r * D + i] * inv;
     lse[(b * H + h) * T + t] = row_max[r] + std::log(row_sum[r]);
@@ -212,9 +222,7 @@ struct BackwardTask {
 
   int64_t group() const { return L.H / L.KVH; }
   QueryTile tile(int64_t i) const { return query_tile(i, T, 0, g, group()); }
-  const float* dout_row(int64_t t, int64_t h) const {
-    return dout + (b * T + t) * L.H * L.D + h * L.D;
-  }
+  const float* dout_row(int64_t t, int64_t h) const { return head_row(dout, b, t, h, T, L.H, L.D); }
   float* dq_row(int64_t t, int64_t h) const { return dqkv + (b * T + t) * L.width + h * L.D; }
 };
 
