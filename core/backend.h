@@ -58,6 +58,12 @@ class Backend {
   virtual size_t fixed_overhead() const { return 0; }
   // Whether tensors live in host memory that any host code (MPI) may read and write.
   virtual bool host_memory() const { return true; }
+  // Host memory this device copies to and from fastest (pinned on CUDA), for what a run
+  // keeps off the device (optimizer offload, parallel/optimizer_offload.h). Its tensors may
+  // be the source or destination of copy, copy_to_host and copy_to_device, and the host
+  // backend's kernels run on them. Optional: a backend whose tensors are host memory
+  // returns its own memory.
+  virtual DeviceMemory& host_pool_memory() { return memory(); }
   // Sets the number of host threads kernels may use. Optional: default ignores it.
   virtual void set_threads(int threads) { (void)threads; }
   // Waits for all queued work.
@@ -78,6 +84,8 @@ class Backend {
   virtual void copy_to_device(Tensor dst, const void* host_src) = 0;
   // Waits for queued work that writes `src`, then copies.
   virtual void copy_to_host(void* host_dst, Tensor src) = 0;
+  // Queued like a kernel; either side may be a tensor of host_pool_memory() (the host then
+  // reads a copied-out tensor only after synchronizing on an event recorded after it).
   virtual void copy(Tensor dst, Tensor src) = 0;
   // t = value, for any float dtype.
   virtual void fill(Tensor t, float value) = 0;

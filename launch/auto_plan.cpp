@@ -38,9 +38,12 @@ DeviceDescription base_device(const TrainOptions& o, const Backend& backend, int
       d.overhead_bytes = backend.fixed_overhead();
       d.overhead_measured = true;
     }
+    d.host_memory_bytes = host_memory_budget(o, ranks_per_node);
+    d.host_memory_measured = true;
     return d;
   }
   DeviceDescription d = device_preset("cpu");
+  d.host_memory_bytes = host_memory_budget(o, ranks_per_node);
   const size_t budget = parse_byte_size(o.device_memory, "--device-memory");
   d.memory_bytes = budget > 0 ? budget : d.memory_bytes / ranks_per_node;
   d.peak_flops /= ranks_per_node;
@@ -127,6 +130,7 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   if (!values["activation-checkpointing"].defaulted()) {
     request.constraints.checkpointed_blocks = o.checkpointed_blocks;
   }
+  request.constraints.offload_optimizer = parse_offload(o.offload_optimizer);
 
   const PlanResult result = plan_layouts(request);
   if (lead) {
@@ -146,6 +150,7 @@ void apply_layout(TrainOptions& o, const Layout& layout) {
   o.micro_batch = layout.micro_batch;
   o.grad_accum = layout.grad_accum;
   o.checkpointed_blocks = layout.checkpointed_blocks;
+  o.offload = layout.offload_optimizer;
 }
 
 }  // namespace llmft

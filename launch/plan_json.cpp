@@ -32,6 +32,9 @@ Json cluster_json(const PlanRequest& r, const PlanResult& result) {
       {"usable_bytes", Json::number(static_cast<double>(result.usable_bytes))},
       {"overhead_bytes", Json::number(static_cast<double>(d.overhead_bytes))},
       {"overhead_measured", Json::boolean(d.overhead_measured)},
+      {"host_memory_bytes", Json::number(static_cast<double>(d.host_memory_bytes))},
+      {"host_memory_measured", Json::boolean(d.host_memory_measured)},
+      {"usable_host_bytes", Json::number(static_cast<double>(result.usable_host_bytes))},
       {"peak_flops", Json::number(d.peak_flops)},
       {"achieved_fraction", Json::number(d.achieved_fraction)},
       {"intra_node", link_json(d.intra_node)},
@@ -58,11 +61,26 @@ Json memory_json(const RankMemory& m) {
   });
 }
 
+// The host pool of an offloaded optimizer, by category at each one's peak.
+Json host_json(const RankMemory& m) {
+  auto bytes = [&](MemoryCategory c) {
+    return Json::number(static_cast<double>(m.host_by_category[index_of(c)]));
+  };
+  return Json::object({
+      {"master_params", bytes(MemoryCategory::master_params)},
+      {"grads", bytes(MemoryCategory::grads)},
+      {"optimizer_state", bytes(MemoryCategory::optimizer_state)},
+      {"comm_buffers", bytes(MemoryCategory::comm_buffers)},
+      {"peak", Json::number(static_cast<double>(m.host_peak))},
+  });
+}
+
 Json time_json(const StepTime& t) {
   return Json::object({
       {"compute_s", Json::number(t.compute_s)},
       {"comm_s", Json::number(t.comm_s)},
       {"exposed_comm_s", Json::number(t.exposed_comm_s)},
+      {"host_s", Json::number(t.host_s)},
       {"total_s", Json::number(t.total_s)},
   });
 }
@@ -77,12 +95,14 @@ Json candidate_json(const Workload& w, const Candidate& c) {
       {"dtype", Json::string(dtype_name(w.dtype))},
       {"activation_checkpointing", Json::boolean(l.checkpointed_blocks > 0)},
       {"checkpointed_blocks", Json::number(l.checkpointed_blocks)},
+      {"offload_optimizer", Json::boolean(l.offload_optimizer)},
       {"micro_batch", Json::number(l.micro_batch)},
       {"grad_accum", Json::number(l.grad_accum)},
       {"seq_len", Json::number(w.seq_len)},
       {"fits", Json::boolean(c.fits)},
       {"predicted_step_s", c.evaluated ? Json::number(c.time.total_s) : Json()},
       {"memory", c.evaluated ? memory_json(c.memory) : Json()},
+      {"host", c.evaluated ? host_json(c.memory) : Json()},
   });
   if (c.evaluated) {
     out.set("time", time_json(c.time));

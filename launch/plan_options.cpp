@@ -27,6 +27,18 @@ std::optional<int> checkpointing_constraint(const std::string& value) {
 
 }  // namespace
 
+const char* const kOffloadHelp =
+    "keep SGD's or AdamW's f32 master weights, gradient sums and state in host memory and "
+    "update them there (ZeRO-Offload): auto (the planner decides; off without --auto-plan), "
+    "on, off; alone it means on";
+
+std::optional<bool> parse_offload(const std::string& value) {
+  if (value == "auto") return std::nullopt;
+  if (value == "on") return true;
+  if (value == "off") return false;
+  LLMFT_FAIL("--offload-optimizer " << value << ": use auto, on or off");
+}
+
 po::options_description cluster_option_descriptions(ClusterOptions& o) {
   const std::string presets =
       "device preset: " + joined(device_preset_names()) + " (cpu: this machine's memory and cores)";
@@ -45,7 +57,11 @@ po::options_description cluster_option_descriptions(ClusterOptions& o) {
        "GB/s each device sends across nodes (0 = the preset's InfiniBand)")
       ("memory-margin", po::value(&o.memory_margin)->default_value(0.05, "0.05"),
        "share of each device's memory kept free: a layout fits when its predicted peak is at "
-       "most memory x (1 - margin)");
+       "most memory x (1 - margin)")
+      ("host-memory", po::value(&o.host_memory)->default_value(""),
+       "host memory per device for an offloaded optimizer, e.g. 64GiB (default: a GPU "
+       "preset's assumption; cpu and training runs: this machine's available memory over "
+       "its ranks)");
   // clang-format on
   return cluster;
 }
@@ -58,6 +74,10 @@ DeviceDescription describe_device(const ClusterOptions& o) {
   LLMFT_REQUIRE(o.intra_node_bandwidth >= 0 && o.inter_node_bandwidth >= 0,
                 "--intra-node-bandwidth and --inter-node-bandwidth must not be negative");
   if (o.gpus_per_node > 0) d.gpus_per_node = o.gpus_per_node;
+  if (!o.host_memory.empty()) {
+    d.host_memory_bytes = parse_byte_size(o.host_memory, "--host-memory");
+    d.host_memory_measured = true;  // given
+  }
   if (o.intra_node_bandwidth > 0) d.intra_node.bandwidth = o.intra_node_bandwidth * kGB;
   if (o.inter_node_bandwidth > 0) d.inter_node.bandwidth = o.inter_node_bandwidth * kGB;
   return d;
@@ -91,7 +111,10 @@ po::options_description plan_option_descriptions(PlanOptions& o) {
       ("activation-checkpointing",
        po::value(&o.activation_checkpointing)->default_value("auto")->implicit_value("on"),
        "auto (searched: none, all, or the fewest first blocks that fit), all, none, or how "
-       "many of the first blocks; alone it means all");
+       "many of the first blocks; alone it means all")
+      ("offload-optimizer",
+       po::value(&o.offload_optimizer)->default_value("auto")->implicit_value("on"),
+       kOffloadHelp);
   po::options_description output("Output");
   output.add_options()
       ("top", po::value(&o.top)->default_value(10),
@@ -123,6 +146,7 @@ PlanRequest plan_request(const PlanOptions& o, const po::variables_map& values) 
   if (values.count("zero")) r.constraints.zero_stage = o.zero;
   if (values.count("micro-batch")) r.constraints.micro_batch = o.micro_batch;
   r.constraints.checkpointed_blocks = checkpointing_constraint(o.activation_checkpointing);
+  r.constraints.offload_optimizer = parse_offload(o.offload_optimizer);
   return r;
 }
 

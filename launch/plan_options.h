@@ -2,6 +2,7 @@
 // and the memory margin) that training's --auto-plan can share with it.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "launch/command_line.h"
@@ -15,9 +16,15 @@ struct ClusterOptions {
   double intra_node_bandwidth = 0;  // GB/s; 0: the preset's
   double inter_node_bandwidth = 0;  // GB/s; 0: the preset's
   double memory_margin = 0.05;
+  std::string host_memory;  // per device; "": the preset's (cpu: this machine's available)
 };
 
 po::options_description cluster_option_descriptions(ClusterOptions& o);
+// --offload-optimizer's value: auto (searched by the planner; off in a run without it),
+// on or off. Others are an Error naming the option.
+std::optional<bool> parse_offload(const std::string& value);
+// Its help, shared by train and plan.
+extern const char* const kOffloadHelp;
 // The --gpu preset with the overrides applied; errors name the option.
 DeviceDescription describe_device(const ClusterOptions& o);
 
@@ -29,7 +36,7 @@ struct PlanOptions {
   // Constraints, read only when given: --tp, --zero, --micro-batch, and
   // --activation-checkpointing (on, off, or auto to search it).
   int tp = 0, zero = 0, micro_batch = 0;
-  std::string activation_checkpointing;
+  std::string activation_checkpointing, offload_optimizer;
   bool json = false;
 };
 

@@ -86,6 +86,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   validate_train_options(o, mpi.size());
   const ModelConfig config = io::resolve_model(o.model);
   resolve_checkpointing(o, config.n_layer);
+  o.offload = parse_offload(o.offload_optimizer).value_or(false);
   if (o.print_params) {
     if (mpi.rank() == 0) std::printf("%lld\n", static_cast<long long>(parameter_count(config)));
     return 0;
@@ -138,6 +139,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
 
   // A GPU's budget is the memory its backend reserved; host memory has none unless asked.
   const size_t budget = requested_memory > 0 ? requested_memory : backend->memory_capacity();
+  const size_t host_budget = o.offload ? host_memory_budget(o, mpi.local_size()) : 0;
   // Every rank checks the worst rank's prediction, so they all refuse (or start) together.
   const Workload workload{config,
                           engine_options.optimizer,
@@ -145,14 +147,16 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                           o.seq_len,
                           o.micro_batch * o.grad_accum * shape.dp,
                           o.clip_grad > 0};
-  const Layout layout{shape.dp,      shape.tp,     o.zero,
-                      o.micro_batch, o.grad_accum, o.checkpointed_blocks};
+  const Layout layout{
+      shape.dp, shape.tp, o.zero, o.micro_batch, o.grad_accum, o.checkpointed_blocks, o.offload};
   MemoryPrediction predicted;
+  size_t predicted_host = 0;  // the largest host pool of any rank (offload)
   for (int rank = 0; rank < mpi.size(); ++rank) {
     RunShape rank_shape = run_shape(workload, layout, rank / shape.tp, rank % shape.tp);
     rank_shape.compute = backend->compute_rule();
     const MemoryPrediction p = predict_memory(config, rank_shape);
     if (p.peak_total > predicted.peak_total) predicted = p;
+    predicted_host = std::max(predicted_host, p.host_peak_total);
   }
   LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,
                 "this run will not fit: the memory model predicts a peak of "
@@ -161,6 +165,17 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << format_bytes(budget)
                     << "; lower --micro-batch (use --grad-accum to keep the batch) or --seq-len, "
                     << "or raise --device-memory");
+  LLMFT_REQUIRE(predicted_host <= host_budget,
+                "this run's offloaded optimizer will not fit in host memory: the memory model "
+                "predicts "
+                    << format_bytes(static_cast<double>(predicted_host))
+                    << " of host memory per rank against --host-memory "
+                    << format_bytes(static_cast<double>(host_budget))
+                    << (o.cluster.host_memory.empty() ? " (this machine's available memory over "
+                                                        "its ranks)"
+                                                      : "")
+                    << "; use a higher --zero to shard it over more ranks, raise --host-memory, "
+                       "or drop --offload-optimizer");
 
   std::unique_ptr<Mesh> mesh;
   Communicator* data_parallel = nullptr;
@@ -178,6 +193,15 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   const bool lead = mpi.rank() == 0;
 
   Allocator allocator(backend->memory(), budget);
+  // --offload-optimizer: the host pool, its own budget and the CPU backend's kernels.
+  std::unique_ptr<Backend> host_kernels;
+  std::unique_ptr<Allocator> host_allocator;
+  if (o.offload) {
+    host_kernels = make_backend("cpu");
+    if (o.threads > 0) host_kernels->set_threads(o.threads);
+    host_allocator = std::make_unique<Allocator>(backend->host_pool_memory(), host_budget);
+    engine_options.offload = HostPool{host_kernels.get(), host_allocator.get()};
+  }
   ModelOptions model_options(false, tp_slice, tensor_parallel);
   model_options.checkpointed_blocks = o.checkpointed_blocks;
   std::unique_ptr<Model> model = make_model(config, *backend, allocator, model_options);
@@ -238,7 +262,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                       allocator.total_peak(),
                       worst_rank_peak(world.get(), *backend, allocator),
                       {},
-                      {}};
+                      {},
+                      host_allocator ? host_allocator->total_peak() : 0};
     if (data_parallel) {
       record.comm = data_parallel->counters();
       data_parallel->reset_counters();
@@ -258,7 +283,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     }
     if (checkpoints.after_step(step, windows_consumed)) return kPreemptedExitCode;
   }
-  if (report) report->finish(allocator);
+  if (report) report->finish(allocator, host_allocator.get());
 
   if (!o.save_dir.empty()) {
     // Every rank takes part (with ZeRO-3 reading the weights gathers them, with tensor

@@ -10,6 +10,8 @@
 #include "launch/divergence_guard.h"
 #include "launch/option_checks.h"
 #include "optim/optimizer.h"
+#include "parallel/optimizer_offload.h"
+#include "parallel/planner/device.h"
 
 namespace llmft {
 
@@ -90,6 +92,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("zero", po::value(&o.zero)->default_value(0),
        "ZeRO stage across the ranks: 0 replicates everything (DDP); 1 shards optimizer state "
        "and master weights; 2 also gradients; 3 also weights")
+      ("offload-optimizer",
+       po::value(&o.offload_optimizer)->default_value("auto")->implicit_value("on"),
+       kOffloadHelp)
       ("global-batch", po::value(&o.global_batch)->default_value(0),
        "windows per optimizer step over all data-parallel ranks (0 = micro-batch x "
        "grad-accum x dp); with an explicit layout it sets --grad-accum")
@@ -210,6 +215,8 @@ void validate_option_values(const TrainOptions& o) {
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.max_skipped_steps >= 0, "--max-skipped-steps must not be negative");
   parse_checkpointed_blocks(o.activation_checkpointing, "--activation-checkpointing");
+  parse_offload(o.offload_optimizer);
+  if (!o.cluster.host_memory.empty()) parse_byte_size(o.cluster.host_memory, "--host-memory");
   DivergenceGuard::max_loss(o.max_loss, 2);  // the option's form; the bound needs the model
   LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
   LLMFT_REQUIRE(o.checkpoint_every >= 0, "--checkpoint-every must not be negative");
@@ -225,6 +232,9 @@ void validate_train_options(const TrainOptions& o, int world_size) {
                 "--comm nccl: NCCL cannot run two ranks on one GPU (--share-devices); use --comm "
                 "mpi or auto");
   check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
+  if (parse_offload(o.offload_optimizer).value_or(false)) {
+    check_offload(parse_optimizer_kind(o.optimizer));
+  }
   LLMFT_REQUIRE(o.checkpoint_every == 0 || !o.checkpoint_dir.empty(),
                 "--checkpoint-every needs --checkpoint-dir (where to save)");
   LLMFT_REQUIRE(!o.resume_weights_only || !o.resume.empty(),
@@ -235,6 +245,12 @@ void validate_train_options(const TrainOptions& o, int world_size) {
                 "--data is required: make a token file with `llmft prepare --input FILE "
                 "--output train.tok`");
   require_step_size(o, world_size);
+}
+
+size_t host_memory_budget(const TrainOptions& o, int ranks_per_node) {
+  if (!o.cluster.host_memory.empty())
+    return parse_byte_size(o.cluster.host_memory, "--host-memory");
+  return available_host_memory() / static_cast<size_t>(std::max(ranks_per_node, 1));
 }
 
 void resolve_checkpointing(TrainOptions& o, int blocks) {

@@ -20,6 +20,8 @@ struct TrainOptions {
   std::string lr_schedule, optimizer, device_memory, dtype, save_max_shard_size;
   std::string activation_checkpointing;  // as given: all, none or a count
   int checkpointed_blocks = 0;           // resolved for the model (resolve_checkpointing)
+  std::string offload_optimizer;         // as given: auto, on or off
+  bool offload = false;                  // resolved: by the value, or by --auto-plan
   float initial_loss_scale;
   int loss_scale_window;
   int max_skipped_steps;
@@ -45,6 +47,9 @@ void validate_option_values(const TrainOptions& o);
 // that need one another, and that the tokens of a step fit 32 bits. Errors name the
 // options.
 void validate_train_options(const TrainOptions& o, int world_size);
+// The host pool's budget per rank: --host-memory, else this machine's available memory
+// divided by the ranks on it.
+size_t host_memory_budget(const TrainOptions& o, int ranks_per_node);
 // Sets checkpointed_blocks from --activation-checkpointing for a model of `blocks` blocks.
 void resolve_checkpointing(TrainOptions& o, int blocks);
 // With --global-batch and an explicit layout: derives --grad-accum (or checks a given

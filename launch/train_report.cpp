@@ -67,6 +67,11 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
   std::printf("llmft: predicted peak memory %s at %s: %s\n",
               format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
               predicted.peak_phase.c_str(), describe_bytes(predicted.at_peak).c_str());
+  if (predicted.host_peak_total > 0) {
+    std::printf("llmft: optimizer offloaded: predicted host pool peak %s: %s\n",
+                format_bytes(static_cast<double>(predicted.host_peak_total)).c_str(),
+                describe_bytes(predicted.host_peak_by_category).c_str());
+  }
   if (!o.checkpoint_dir.empty() || !o.resume.empty()) {
     std::printf(
         "llmft: checkpoints stage at most %s of host memory per rank at a time and no "
@@ -125,6 +130,11 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   j.set("fixed_overhead_bytes", io::Json::number(static_cast<double>(fixed_overhead_)));
   j.set("worst_rank_device_peak_bytes",
         io::Json::number(static_cast<double>(r.worst_rank.total + fixed_overhead_)));
+  if (predicted_.host_peak_total > 0) {
+    j.set("host_peak_memory_bytes", io::Json::number(static_cast<double>(r.host_peak)));
+    j.set("predicted_host_peak_memory_bytes",
+          io::Json::number(static_cast<double>(predicted_.host_peak_total)));
+  }
   if (val_loss) j.set("val_loss", io::Json::number(*val_loss));
   const io::Json comm = counters_json(r.comm), tp_comm = counters_json(r.tp_comm);
   if (!comm.as_object().empty()) j.set("comm", comm);
@@ -132,20 +142,32 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   return j;
 }
 
-void TrainReport::finish(const Allocator& allocator) {
-  std::printf("memory | category        |     measured peak |    predicted peak\n");
+namespace {
+
+void print_memory_table(const char* pool, const Allocator& allocator,
+                        const CategoryBytes& predicted, size_t predicted_total) {
+  std::printf("%-6s | category        |     measured peak |    predicted peak\n", pool);
   for (int i = 0; i < kMemoryCategoryCount; ++i) {
     const size_t measured = allocator.peak_by_category()[i];
-    const size_t predicted = predicted_.peak_by_category[i];
-    if (measured == 0 && predicted == 0) continue;
-    std::printf("memory | %-15s | %17s | %17s\n",
+    if (measured == 0 && predicted[i] == 0) continue;
+    std::printf("%-6s | %-15s | %17s | %17s\n", pool,
                 memory_category_name(static_cast<MemoryCategory>(i)),
                 format_bytes(static_cast<double>(measured)).c_str(),
-                format_bytes(static_cast<double>(predicted)).c_str());
+                format_bytes(static_cast<double>(predicted[i])).c_str());
   }
-  std::printf("memory | %-15s | %17s | %17s\n", "total",
+  std::printf("%-6s | %-15s | %17s | %17s\n", pool, "total",
               format_bytes(static_cast<double>(allocator.total_peak())).c_str(),
-              format_bytes(static_cast<double>(predicted_.peak_total)).c_str());
+              format_bytes(static_cast<double>(predicted_total)).c_str());
+}
+
+}  // namespace
+
+void TrainReport::finish(const Allocator& allocator, const Allocator* host_allocator) {
+  print_memory_table("memory", allocator, predicted_.peak_by_category, predicted_.peak_total);
+  if (host_allocator) {
+    print_memory_table("host", *host_allocator, predicted_.host_peak_by_category,
+                       predicted_.host_peak_total);
+  }
   std::fflush(stdout);
 }
 

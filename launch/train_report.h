@@ -26,6 +26,7 @@ struct StepRecord {
   RankPeak worst_rank;   // the largest peak of any rank so far
   CommCounters comm;     // this rank's data-parallel collectives during the step
   CommCounters tp_comm;  // and its tensor-parallel ones
+  size_t host_peak = 0;  // this rank's host pool peak so far (an offloaded optimizer)
 };
 
 class TrainReport {
@@ -38,8 +39,9 @@ class TrainReport {
   void validation(int step, double loss);
   void step(const StepRecord& record, const std::optional<double>& val_loss);
   io::Json metrics_json(const StepRecord& record, const std::optional<double>& val_loss) const;
-  // Prints measured vs predicted peak memory per category.
-  void finish(const Allocator& allocator);
+  // Prints measured vs predicted peak memory per category, of the device and (an
+  // offloaded optimizer) of the host pool.
+  void finish(const Allocator& allocator, const Allocator* host_allocator);
 
  private:
   const TrainOptions& options_;

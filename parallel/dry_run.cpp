@@ -27,6 +27,10 @@ DryRun::DryRun(const ModelConfig& config, const RunShape& shape)
   options.data_parallel = data_parallel_.get();
   options.zero_stage = shape.zero_stage;
   options.tensor_parallel = tensor_parallel_.get();
+  if (shape.offload_optimizer) {
+    host_allocator_ = std::make_unique<Allocator>(device_.host_pool_memory(), 0);
+    options.offload = HostPool{&host_, host_allocator_.get()};
+  }
   engine_ = std::make_unique<Engine>(*model_, device_, allocator_, options);
 }
 

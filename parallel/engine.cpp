@@ -47,10 +47,15 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
       }
     }
   }
-  if (options_.trainable)
+  const bool offloaded = options_.trainable && options_.offload.kernels;
+  if (offloaded) {
+    offload_ = std::make_unique<OptimizerOffload>(be_, options_.offload, options_.optimizer, units,
+                                                  spans_, options_.dtype, compute_);
+  } else if (options_.trainable) {
     optimizer_ =
         make_optimizer(options_.optimizer, be_, alloc_, units, spans_, options_.tensor_parallel);
-  const bool stored_grads = options_.trainable && !fused();
+  }
+  const bool stored_grads = options_.trainable && !fused() && !offloaded;
   const bool has_master = stored_grads && options_.dtype != DType::f32;
   for (size_t u = 0; u < units.size(); ++u) {
     allocate_unit(static_cast<int>(u), stored_grads, has_master);
@@ -64,7 +69,7 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
     }
     write_params(static_cast<int>(u), host);
   }
-  const bool transient = fused() || (stored_grads && options_.zero_stage >= 2);
+  const bool transient = fused() || offloaded || (stored_grads && options_.zero_stage >= 2);
   work_ =
       std::make_unique<WorkingCopies>(be_, alloc_, stored_, shards_, transient,
                                       options_.zero_stage == 3 ? options_.data_parallel : nullptr);
@@ -136,7 +141,7 @@ void Engine::forward() {
   }
 }
 
-double Engine::backward(bool reduce) {
+double Engine::backward(bool reduce, const UpdateNow* update_now) {
   const int n = static_cast<int>(model_.units().size());
   std::vector<std::unique_ptr<CommRequest>> pending;
   for (int u = n - 1; u >= 0; --u) {
@@ -147,8 +152,14 @@ double Engine::backward(bool reduce) {
     work_->acquire_grads(units);
     model_.backward_unit(u, work_->view(), false);
     work_->release_params(units);
+    // The host takes the gradients handed over one unit ago while the device runs this one.
+    if (offload_) accept_offloaded(update_now);
     for (int x : units) {
       if (model_.grads_completed_by(x) != u) continue;
+      if (offload_) {
+        offload_gradient(x);
+        continue;
+      }
       if (options_.zero_stage >= 2) {
         // Sharded gradients: keep only this rank's sum of the unit's gradient.
         Buffer shard = reduce_scatter(x, work_->padded_grad(x));
@@ -162,12 +173,35 @@ double Engine::backward(bool reduce) {
       }
     }
   }
+  if (offload_) accept_offloaded(update_now);
   // How long compute waits for the reductions compute did not hide.
   be_.record(*waits_start_, Queue::compute);
   for (auto& request : pending) request->wait();
   be_.record(*waits_end_, Queue::compute);
   be_.synchronize(*waits_end_);
   return be_.elapsed_seconds(*waits_start_, *waits_end_);
+}
+
+void Engine::offload_gradient(int unit) {
+  const int64_t n = spans_[unit].size();
+  if (options_.zero_stage == 0) {
+    const Tensor grad = work_->view().grads[unit];
+    all_reduce(grad);
+    offload_->receive(unit, grad);
+  } else {
+    Buffer shard = reduce_scatter(unit, work_->padded_grad(unit));
+    offload_->receive(unit, shard.as(compute_, {n}));
+  }
+  work_->release_grads(unit);
+}
+
+void Engine::accept_offloaded(const UpdateNow* update_now) {
+  for (int unit : offload_->accept_received()) {
+    if (!update_now) continue;
+    add_square_sum(offload_->kernels(), offload_->scalar(), unit, offload_->grads(unit),
+                   spans_[unit].begin);
+    update_accumulated(unit, offload_->grads(unit), update_now->lr, update_now->grad_scale);
+  }
 }
 
 double Engine::sum_over_ranks(double value) {
@@ -226,11 +260,12 @@ Buffer Engine::gather(int unit, const Tensor& shard) const {
   return full;
 }
 
-void Engine::add_square_sum(Tensor sum, int unit, const Tensor& t, int64_t begin) const {
+void Engine::add_square_sum(Backend& backend, Tensor sum, int unit, const Tensor& t,
+                            int64_t begin) const {
   const int64_t end = begin + t.numel();
   for (const UnitSpan& span : counted_[unit]) {
     const int64_t lo = std::max(span.begin, begin), hi = std::min(span.end, end);
-    if (lo < hi) be_.sum_squares(sum, t.view(lo - begin, {hi - lo}));
+    if (lo < hi) backend.sum_squares(sum, t.view(lo - begin, {hi - lo}));
   }
 }
 
@@ -269,50 +304,85 @@ StepStats Engine::train_step(const std::vector<MicroBatch>& micro_batches, int s
 StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, StepStats stats) {
   const float loss_scale = stats.loss_scale / static_cast<float>(stats.target_tokens);
   for (const Tensor& g : stored_.grads) be_.fill(g, 0.0f);
+  // Offloaded with nothing waiting for the global norm: update during the last backward.
+  UpdateNow now{stats.lr, 1.0f / stats.loss_scale};
+  const bool update_in_backward =
+      offload_ && options_.clip_grad <= 0 && !options_.loss_scale.enabled;
+  if (offload_) {
+    offload_->zero_grads();
+    offload_->kernels().fill(offload_->scalar(), 0.0f);
+    if (update_in_backward) offload_->begin_step(++updates_);
+  }
   for (size_t m = 0; m < micro_batches.size(); ++m) {
+    const bool last = m + 1 == micro_batches.size();
     model_.begin_micro_batch(micro_batches[m], loss_scale, false);
     forward();
-    stats.exposed_comm_seconds += backward(m + 1 == micro_batches.size());
+    stats.exposed_comm_seconds += backward(last, last && update_in_backward ? &now : nullptr);
     model_.end_micro_batch();
   }
   alloc_.set_phase("optimizer update");
   stats.loss = sum_over_ranks(model_.loss_sum()) / static_cast<double>(stats.target_tokens);
   // ZeRO-1: each rank sums its shard of every unit's gradient now.
   std::vector<Buffer> shards;
-  if (options_.zero_stage == 1) {
+  if (options_.zero_stage == 1 && !offload_) {
     for (size_t u = 0; u < stored_.grads.size(); ++u) {
       const Tensor padded = grad_buffers_[u].as(options_.dtype, {shards_[u].padded});
       shards.push_back(reduce_scatter(static_cast<int>(u), padded));
     }
   }
-  auto grads_of = [&](size_t u) {
+  const float local = local_square_sum(shards);
+  stats.grad_norm =
+      std::sqrt(global_square_sum(local, options_.zero_stage >= 1)) / stats.loss_scale;
+  stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
+  if (stats.skipped || update_in_backward) return stats;
+  const float scale = clip_factor(stats.grad_norm, options_.clip_grad) / stats.loss_scale;
+  if (offload_) {
+    offload_->begin_step(++updates_);
+    for (size_t u = 0; u < spans_.size(); ++u) {
+      const int unit = static_cast<int>(u);
+      update_accumulated(unit, offload_->grads(unit), stats.lr, scale);
+    }
+    return stats;
+  }
+  optimizer_->begin_step(++updates_);
+  for (size_t u = 0; u < stored_.params.size(); ++u) {
     const int64_t n = spans_[u].size();
-    if (options_.zero_stage == 1) return shards[u].as(options_.dtype, {n});
-    return options_.zero_stage >= 2 ? stored_.grads[u].view(0, {n}) : stored_.grads[u];
-  };
+    const Tensor grads = options_.zero_stage == 1   ? shards[u].as(options_.dtype, {n})
+                         : options_.zero_stage >= 2 ? stored_.grads[u].view(0, {n})
+                                                    : stored_.grads[u];
+    update_accumulated(static_cast<int>(u), grads, stats.lr, scale);
+  }
+  return stats;
+}
+
+float Engine::local_square_sum(const std::vector<Buffer>& zero1_shards) {
+  const bool sharded = options_.zero_stage >= 1;
+  if (offload_) {
+    // Summed during the last backward when it updated; otherwise over the sums now.
+    Backend& host = offload_->kernels();
+    if (options_.clip_grad > 0 || options_.loss_scale.enabled) {
+      for (size_t u = 0; u < spans_.size(); ++u) {
+        const int unit = static_cast<int>(u);
+        add_square_sum(host, offload_->scalar(), unit, offload_->grads(unit), spans_[u].begin);
+      }
+    }
+    float local = 0.0f;
+    host.copy_to_host(&local, offload_->scalar());
+    return local;
+  }
   // The norm of this rank's sums of the gradients (whole units or shards).
   Tensor sum = scalars_.as(DType::f32, {2}).view(0, {1});
   be_.fill(sum, 0.0f);
   for (size_t u = 0; u < stored_.grads.size(); ++u) {
     const int unit = static_cast<int>(u);
-    const bool sharded = options_.zero_stage >= 1;
-    add_square_sum(sum, unit,
-                   options_.zero_stage == 1 ? shards[u].as(options_.dtype, {shards_[u].shard})
+    add_square_sum(be_, sum, unit,
+                   options_.zero_stage == 1 ? zero1_shards[u].as(options_.dtype, {shards_[u].shard})
                                             : stored_.grads[u],
                    sharded ? shards_[u].begin : 0);
   }
   float local = 0.0f;
   be_.copy_to_host(&local, sum);
-  stats.grad_norm =
-      std::sqrt(global_square_sum(local, options_.zero_stage >= 1)) / stats.loss_scale;
-  stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
-  if (stats.skipped) return stats;
-  const float scale = clip_factor(stats.grad_norm, options_.clip_grad) / stats.loss_scale;
-  optimizer_->begin_step(++updates_);
-  for (size_t u = 0; u < stored_.params.size(); ++u) {
-    update_accumulated(static_cast<int>(u), grads_of(u), stats.lr, scale);
-  }
-  return stats;
+  return local;
 }
 
 Tensor Engine::updated_weights(int unit) const {
@@ -325,8 +395,12 @@ void Engine::update_accumulated(int unit, const Tensor& grads, float lr, float g
   const UnitSpan span = spans_[unit];
   const Tensor stored = updated_weights(unit);
   const bool master = !masters_.empty();
-  optimizer_->update_unit(unit, model_.units()[unit], span, master ? masters_[unit] : stored, grads,
-                          lr, grad_scale);
+  if (offload_) {
+    offload_->update(unit, lr, grad_scale, stored);
+  } else {
+    optimizer_->update_unit(unit, model_.units()[unit], span, master ? masters_[unit] : stored,
+                            grads, lr, grad_scale);
+  }
   if (master) be_.convert(stored, masters_[unit]);
   if (options_.zero_stage == 1 || options_.zero_stage == 2) {
     all_gather_shards(unit, full_params_[unit]);
@@ -341,7 +415,7 @@ void Engine::fused_reduce_and_update(int unit, Tensor sum, bool update, float lr
     // LOMO with ZeRO-2/3: this rank's shard of the summed gradient updates its weights.
     Buffer shard = reduce_scatter(unit, work_->padded_grad(unit));
     const Tensor mine = shard.as(compute_, {shards_[unit].shard});
-    add_square_sum(sum, unit, mine, shards_[unit].begin);
+    add_square_sum(be_, sum, unit, mine, shards_[unit].begin);
     if (!update) return;
     const UnitSpan span = spans_[unit];
     optimizer_->update_unit(unit, layout, span, updated_weights(unit), mine.view(0, {span.size()}),
@@ -350,7 +424,7 @@ void Engine::fused_reduce_and_update(int unit, Tensor sum, bool update, float lr
     return;
   }
   all_reduce(grad);
-  add_square_sum(sum, unit, grad, 0);
+  add_square_sum(be_, sum, unit, grad, 0);
   if (!update) return;
   if (options_.zero_stage < 3) {
     optimizer_->update_unit(unit, layout, whole(layout), stored_.params[unit], grad, lr,
@@ -448,20 +522,21 @@ std::vector<float> Engine::read_params(int unit) const {
   // The f32 master weights are exact: read them whole, or gather their shards (padded
   // to the shard length). Otherwise the stored weights, gathered under ZeRO-3.
   Buffer full;
-  if (!masters_.empty()) {
-    if (spans_[unit].size() == s.numel) return read_f32(masters_[unit]);
+  const Tensor masters = master(unit);
+  if (masters.defined()) {
+    if (spans_[unit].size() == s.numel) return read_f32(masters);
     Buffer staging = alloc_.allocate(static_cast<size_t>(s.shard) * sizeof(float),
                                      MemoryCategory::comm_buffers, "master shard");
     Tensor mine = staging.as(DType::f32, {s.shard});
     be_.fill(mine, 0.0f);
-    be_.copy(mine.view(0, {spans_[unit].size()}), masters_[unit]);
+    be_.copy(mine.view(0, {spans_[unit].size()}), masters);
     full = gather(unit, mine);
   } else if (options_.zero_stage == 3) {
     full = gather(unit, stored_.params[unit]);
   } else {
     return read_f32(stored_.params[unit]);
   }
-  const DType dtype = masters_.empty() ? options_.dtype : DType::f32;
+  const DType dtype = masters.defined() ? DType::f32 : options_.dtype;
   return read_f32(full.as(dtype, {s.padded}).view(0, {s.numel}));
 }
 
@@ -476,9 +551,12 @@ std::vector<Engine::Held> Engine::held(int unit) const {
   } else {
     pieces.push_back({"weights", stored_.params[unit], UnitSpan{0, s.numel}, true});
   }
-  if (!masters_.empty()) pieces.push_back({"master", masters_[unit], span, span_shared});
-  if (optimizer_) {
-    for (const OptimizerState& state : optimizer_->state(unit)) {
+  // Offloaded f32 weights and their host masters are equal: a checkpoint keeps them once.
+  if (master(unit).defined() && options_.dtype != DType::f32)
+    pieces.push_back({"master", master(unit), span, span_shared});
+  if (optimizer_ || offload_) {
+    for (const OptimizerState& state :
+         optimizer_ ? optimizer_->state(unit) : offload_->state(unit)) {
       const bool adalomo = options_.optimizer.kind == OptimizerKind::adalomo;
       pieces.push_back({state.name, state.tensor, adalomo ? UnitSpan{0, s.numel} : span,
                         adalomo || span_shared});
@@ -494,10 +572,16 @@ Engine::Progress Engine::progress() const {
 void Engine::restore(const Progress& progress) {
   updates_ = progress.updates;
   scaler_.restore(progress.loss_scale, progress.clean_steps);
+  if (!offload_ || options_.dtype != DType::f32) return;
+  for (size_t u = 0; u < spans_.size(); ++u) {
+    const int unit = static_cast<int>(u);
+    be_.copy(offload_->master(unit), updated_weights(unit));
+  }
+  be_.synchronize();  // the host reads its masters next
 }
 
 std::vector<float> Engine::read_grads(int unit) const {
-  return read_f32(stored_.grads[unit]);
+  return read_f32(offload_ ? offload_->grads(unit) : stored_.grads[unit]);
 }
 
 void Engine::write_params(int unit, const std::vector<float>& values) {
@@ -511,10 +595,15 @@ void Engine::write_params(int unit, const std::vector<float>& values) {
   const int64_t count = sharded ? owned.size() : s.numel;
   const std::vector<uint8_t> bytes = to_dtype_bytes(source, count, options_.dtype);
   be_.copy_to_device(stored_.params[unit].view(0, {count}), bytes.data());
-  if (!masters_.empty()) {
+  if (master(unit).defined()) {
     const UnitSpan span = spans_[unit];
-    be_.copy_to_device(masters_[unit], values.data() + span.begin);
+    be_.copy_to_device(master(unit), values.data() + span.begin);
   }
+}
+
+Tensor Engine::master(int unit) const {
+  if (offload_) return offload_->master(unit);
+  return masters_.empty() ? Tensor() : masters_[unit];
 }
 
 }  // namespace llmft

@@ -30,6 +30,14 @@
 // AdaLomo's row and column statistics need the whole unit, so it always all-reduces and
 // updates whole units (gathering the weights first with ZeRO-3).
 //
+// Optimizer offload (EngineOptions::offload, parallel/optimizer_offload.h): SGD and AdamW
+// keep their gradient sums, f32 master weights and state in host memory and update there;
+// the device keeps the stored weights and, as under ZeRO-2, each unit's gradient only from
+// its backward until it is reduced (all-reduced at stage 0, reduce-scattered from stage 1)
+// and copied out, every micro-batch. Without clipping or loss scaling nothing waits for the
+// global norm, and the last micro-batch's backward updates each unit as its gradient
+// lands; otherwise the updates follow backward as usual.
+//
 // Tensor parallelism (a tensor-parallel Communicator): the model's units are this rank's
 // slices and its layers do their own reductions; the Engine initialises each slice from
 // the whole model's values (core/tp_slice.h), and sums the gradient norm over the group,
@@ -50,6 +58,7 @@
 #include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
+#include "parallel/optimizer_offload.h"
 #include "parallel/working_copies.h"
 
 namespace llmft {
@@ -68,6 +77,8 @@ struct EngineOptions {
   // The tensor-parallel group the model's units are sliced over; null: none. ZeRO shards
   // within the data-parallel group, each rank its own slice.
   Communicator* tensor_parallel = nullptr;
+  // Set (kernels and allocator): --offload-optimizer, the optimizer in this host pool.
+  HostPool offload;
 };
 
 struct StepStats {
@@ -99,8 +110,8 @@ class Engine {
   const Model& model() const { return model_; }
   float loss_scale() const { return scaler_.scale(); }
   // Host f32 copies of one unit's flat parameters (the master copy when there is one) /
-  // gradients, and upload of parameters (master and stored). With ZeRO-3 read_params
-  // gathers the unit: every rank of the group must call it.
+  // gradients (this rank's host sums when offloaded), and upload of parameters (master and stored).
+  // With ZeRO-3 read_params gathers the unit: every rank of the group must call it.
   std::vector<float> read_params(int unit) const;
   std::vector<float> read_grads(int unit) const;
   void write_params(int unit, const std::vector<float>& values);
@@ -125,6 +136,8 @@ class Engine {
     int clean_steps = 0;  // of the loss scaler
   };
   Progress progress() const;
+  // After a checkpoint's state was read: the counters, and (offloaded f32 weights, which a
+  // checkpoint stores once) the host masters from the restored weights.
   void restore(const Progress& progress);
 
  private:
@@ -137,9 +150,19 @@ class Engine {
   void forward();
   // Tells the allocator that `pass` (e.g. "backward of ") runs on `unit` now.
   void set_unit_phase(const std::string& pass, int unit);
+  // The learning rate and gradient factor of an update made during backward.
+  struct UpdateNow {
+    float lr = 0.0f;
+    float grad_scale = 1.0f;
+  };
   // `reduce`: reduce each unit's gradient once the step's last micro-batch completes it.
+  // `update_now` (offload only): update each unit once its gradient sum is complete.
   // Returns the seconds compute waited for the reductions after the last unit (events).
-  double backward(bool reduce);
+  double backward(bool reduce, const UpdateNow* update_now);
+  // Offload: reduces a completed unit's gradient and hands this rank's span to the host.
+  void offload_gradient(int unit);
+  // Offload: adds the handed-over gradients into the host sums (and updates, see backward).
+  void accept_offloaded(const UpdateNow* update_now);
   // Sums a host value over the data-parallel group (identity with one rank).
   double sum_over_ranks(double value);
   // Sums a host value over `group` (identity without one).
@@ -155,7 +178,8 @@ class Engine {
   Buffer gather(int unit, const Tensor& shard) const;
   // sum += the sum of squares of t, which holds elements begin .. of unit u, over the
   // elements this rank counts in the global norm.
-  void add_square_sum(Tensor sum, int unit, const Tensor& t, int64_t begin) const;
+  // `backend` runs the kernel: the device's, or the host pool's for offloaded sums.
+  void add_square_sum(Backend& backend, Tensor sum, int unit, const Tensor& t, int64_t begin) const;
   // The global sum of squares from this rank's part; `sharded`: each data-parallel rank
   // holds a part, so add over them too.
   double global_square_sum(float local, bool sharded);
@@ -163,6 +187,8 @@ class Engine {
   Tensor updated_weights(int unit) const;
   StepStats accumulate_step(const std::vector<MicroBatch>& micro_batches, StepStats stats);
   void update_accumulated(int unit, const Tensor& grads, float lr, float grad_scale);
+  // This rank's sum of squares of the step's gradients (device sums, or offloaded ones).
+  float local_square_sum(const std::vector<Buffer>& zero1_shards);
   StepStats fused_step(const MicroBatch& batch, StepStats stats);
   // One fused backward pass; updates the units when `update`, else only measures (the
   // norm pass). Returns the sum of squares of all gradients over all ranks.
@@ -171,6 +197,8 @@ class Engine {
   // `update`, applies the fused update.
   void fused_reduce_and_update(int unit, Tensor sum, bool update, float lr, float grad_scale);
   std::vector<float> read_f32(const Tensor& t) const;
+  // The f32 master weights of a unit's span (on the device, or offloaded); undefined if none.
+  Tensor master(int unit) const;
 
   Model& model_;
   Backend& be_;
@@ -187,7 +215,8 @@ class Engine {
   std::unique_ptr<WorkingCopies> work_;
   Buffer scalars_;  // device scalars: the gradient norm, and values summed over ranks
   std::unique_ptr<Event> waits_start_, waits_end_;  // around DDP's waits for reductions
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;            // on the device (none when offloaded)
+  std::unique_ptr<OptimizerOffload> offload_;       // the optimizer in host memory
   int updates_ = 0;  // optimizer updates applied (skipped steps excluded)
   LossScaler scaler_;
 };

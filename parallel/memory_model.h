@@ -25,7 +25,8 @@ struct RunShape {
   DType dtype = DType::f32;     // stored dtype of weights and gradients
   int checkpointed_blocks = 0;  // the first ones (core/model.h ModelOptions; n_layer: all)
   OptimizerConfig optimizer;
-  bool clip_grad = false;  // gradient clipping on (fused optimizers then run a norm pass)
+  bool clip_grad = false;          // gradient clipping on (fused optimizers then run a norm pass)
+  bool offload_optimizer = false;  // the optimizer in host memory (parallel/optimizer_offload.h)
   int zero_stage = 0;
   int ranks = 1;    // data-parallel group size
   int rank = 0;     // this rank in the group (the last ranks may own fewer elements)
@@ -39,6 +40,9 @@ struct MemoryPrediction {
   CategoryBytes at_peak{};           // the breakdown at the moment of the total peak
   size_t peak_total = 0;
   std::string peak_phase;  // where the total peaks, e.g. "backward of the head"
+  // The host pool of an offloaded optimizer (zero without offload), like the device's.
+  CategoryBytes host_peak_by_category{};
+  size_t host_peak_total = 0;
   // Host memory a checkpoint write or read holds at once (parallel/state_transfers.h); it
   // allocates no device memory, so a run that fits still fits while it saves.
   size_t checkpoint_staging = 0;

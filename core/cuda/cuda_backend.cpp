@@ -208,21 +208,20 @@ double CudaBackend::elapsed_seconds(const Event& start, const Event& end) {
 }
 
 void CudaBackend::copy_to_device(Tensor dst, const void* host_src) {
-  // From pageable memory the copy has read the host buffer when the call returns.
-  LLMFT_CUDA_CHECK(
-      cudaMemcpyAsync(dst.data, host_src, dst.bytes(), cudaMemcpyHostToDevice, compute_));
+  // From pageable memory the copy has read the host buffer when the call returns. Copies
+  // infer their direction from the addresses (unified addressing), so pinned host pool
+  // tensors (host_pool_memory) go through the same calls.
+  LLMFT_CUDA_CHECK(cudaMemcpyAsync(dst.data, host_src, dst.bytes(), cudaMemcpyDefault, compute_));
 }
 
 void CudaBackend::copy_to_host(void* host_dst, Tensor src) {
-  LLMFT_CUDA_CHECK(
-      cudaMemcpyAsync(host_dst, src.data, src.bytes(), cudaMemcpyDeviceToHost, compute_));
+  LLMFT_CUDA_CHECK(cudaMemcpyAsync(host_dst, src.data, src.bytes(), cudaMemcpyDefault, compute_));
   LLMFT_CUDA_CHECK(cudaStreamSynchronize(compute_));
 }
 
 void CudaBackend::copy(Tensor dst, Tensor src) {
   LLMFT_REQUIRE(dst.bytes() == src.bytes(), "internal: copy between tensors of different sizes");
-  LLMFT_CUDA_CHECK(
-      cudaMemcpyAsync(dst.data, src.data, src.bytes(), cudaMemcpyDeviceToDevice, compute_));
+  LLMFT_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, src.bytes(), cudaMemcpyDefault, compute_));
 }
 
 void CudaBackend::fill(Tensor t, float value) {

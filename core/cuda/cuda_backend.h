@@ -45,6 +45,7 @@ class CudaBackend : public Backend {
   size_t memory_capacity() const override { return memory_->reserved(); }
   size_t fixed_overhead() const override { return fixed_overhead_; }
   bool host_memory() const override { return false; }
+  DeviceMemory& host_pool_memory() override { return pinned_; }
   void synchronize() override;
   // The streams behind Queue::compute and Queue::communication (for NCCL).
   cudaStream_t compute_stream() const { return compute_; }
@@ -122,6 +123,7 @@ class CudaBackend : public Backend {
   double* partials_ = nullptr;  // scratch of the reductions' fixed partial sums
   size_t fixed_overhead_ = 0;
   std::unique_ptr<CudaMemory> memory_;
+  PinnedHostMemory pinned_;
 };
 
 }  // namespace llmft

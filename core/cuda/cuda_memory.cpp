@@ -46,4 +46,21 @@ void CudaMemory::release(void* ptr, size_t bytes) {
   ranges_.release(reinterpret_cast<uintptr_t>(ptr), rounded_allocation(bytes));
 }
 
+void* PinnedHostMemory::allocate(size_t bytes) {
+  void* ptr = nullptr;
+  const cudaError_t code = cudaHostAlloc(&ptr, rounded_allocation(bytes), cudaHostAllocDefault);
+  LLMFT_REQUIRE(code != cudaErrorMemoryAllocation,
+                "cuda: could not pin " << format_bytes(rounded_allocation(bytes))
+                                       << " of host memory for the offloaded optimizer; lower "
+                                          "--host-memory or raise the locked-memory limit "
+                                          "(ulimit -l)");
+  LLMFT_CUDA_CHECK(code);
+  return ptr;
+}
+
+void PinnedHostMemory::release(void* ptr, size_t) {
+  // A release cannot throw; freeing fails only when the context is already gone.
+  cudaFreeHost(ptr);
+}
+
 }  // namespace llmft

@@ -2,6 +2,9 @@
 // pieces by a RangeAllocator (core/range_allocator.h). The tracking Allocator above it
 // counts the bytes and enforces the budget; the slab only has to find room. Pieces are
 // multiples of the Allocator's 512-byte granularity, so every one is 512-byte aligned.
+// PinnedHostMemory: page-locked host memory (cudaHostAlloc), the host pool that optimizer
+// offload keeps its state in, so copies to and from the device run asynchronously at the
+// link's full rate.
 // Thread-safety: one thread.
 #pragma once
 
@@ -28,6 +31,13 @@ class CudaMemory : public DeviceMemory {
  private:
   void* base_;
   RangeAllocator ranges_;
+};
+
+class PinnedHostMemory : public DeviceMemory {
+ public:
+  // Throws llmft::Error naming the size when the host cannot lock that much memory.
+  void* allocate(size_t bytes) override;
+  void release(void* ptr, size_t bytes) override;
 };
 
 }  // namespace llmft

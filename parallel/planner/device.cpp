@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include "core/error.h"
@@ -33,11 +35,22 @@ constexpr double kCpuFlopsPerCore = 100e9;
 // MPI between processes, through shared memory or the network.
 constexpr double kCpuBandwidth = 5 * kGB;
 constexpr double kCpuLatency = 5e-6;
+// What a few cores' streaming kernels move, assumed (an uncalibrated plan on CPU ranks).
+constexpr double kCpuStreamBandwidth = 10 * kGB;
+
+// PCIe x16 per direction, as copies reach it: 3.0 (V100) 12 GB/s, 4.0 (A100, RTX 3090)
+// 25 GB/s, 5.0 (H100, H200) 50 GB/s.
+constexpr double kPcie3 = 12 * kGB, kPcie4 = 25 * kGB, kPcie5 = 50 * kGB;
+// The bytes/s of host memory an offloaded update streams per GPU, assumed: a two-socket
+// node's 200-400 GB/s shared by 8 GPUs' processes, less what copies and the OS take.
+constexpr double kHostUpdateBandwidth = 20 * kGB;
 
 // Published memory, dense fp16/bf16 tensor FLOP/s (V100: fp16 only; RTX 3090: fp32
-// accumulate) and per-direction NVLink (or PCIe 4.0 x16) bandwidth, 8 GPUs per node.
+// accumulate) and per-direction NVLink (or PCIe 4.0 x16) bandwidth, 8 GPUs per node; the
+// host memory per GPU of the usual server (DGX-1 512 GB, DGX A100 1-2 TB, DGX H100/H200
+// 2 TB, an 8 x RTX 3090 server 256 GB, over 8 GPUs) and its PCIe generation.
 DeviceDescription gpu(const std::string& name, double memory_gib, double tflops, double intra_gb_s,
-                      double inter) {
+                      double inter, double host_gib, double pcie) {
   DeviceDescription d;
   d.name = name;
   d.memory_bytes = static_cast<size_t>(memory_gib * kGiB);
@@ -47,15 +60,21 @@ DeviceDescription gpu(const std::string& name, double memory_gib, double tflops,
   d.inter_node = Link{inter, kGpuLatency};
   d.gpus_per_node = 8;
   d.overhead_bytes = static_cast<size_t>(kGpuOverheadBytes);
+  d.host_memory_bytes = static_cast<size_t>(host_gib * kGiB);
+  d.host_link_bandwidth = pcie;
+  d.host_update_bandwidth = kHostUpdateBandwidth;
   return d;
 }
 
 std::vector<DeviceDescription> gpu_presets() {
   return {
-      gpu("v100-16g", 16, 125, 150, kEdr), gpu("v100-32g", 32, 125, 150, kEdr),
-      gpu("rtx3090", 24, 71, 32, kEdr),    gpu("a100-40g", 40, 312, 300, kHdr),
-      gpu("a100-80g", 80, 312, 300, kHdr), gpu("h100-80g", 80, 989, 450, kNdr),
-      gpu("h200", 140, 989, 450, kNdr),
+      gpu("v100-16g", 16, 125, 150, kEdr, 64, kPcie3),
+      gpu("v100-32g", 32, 125, 150, kEdr, 64, kPcie3),
+      gpu("rtx3090", 24, 71, 32, kEdr, 32, kPcie4),
+      gpu("a100-40g", 40, 312, 300, kHdr, 128, kPcie4),
+      gpu("a100-80g", 80, 312, 300, kHdr, 256, kPcie4),
+      gpu("h100-80g", 80, 989, 450, kNdr, 256, kPcie5),
+      gpu("h200", 140, 989, 450, kNdr, 256, kPcie5),
   };
 }
 
@@ -73,10 +92,23 @@ DeviceDescription this_cpu() {
   d.overhead_bytes = 0;
   d.overhead_measured = true;  // nothing to measure: exactly zero
   d.compute = ComputeRule::f32;
+  // The host pool is this machine's memory too, counted apart from the device's.
+  d.host_memory_bytes = available_host_memory();
+  d.host_memory_measured = true;
+  d.host_update_bandwidth = kCpuStreamBandwidth;  // a calibration prices the tallied kernels
   return d;
 }
 
 }  // namespace
+
+size_t available_host_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  const std::string key = "MemAvailable:";
+  for (std::string line; std::getline(meminfo, line);) {
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size())) * 1024;  // kB
+  }
+  return 0;
+}
 
 std::vector<std::string> device_preset_names() {
   std::vector<std::string> names;

@@ -49,6 +49,14 @@ struct DeviceDescription {
   bool overlaps_communication = true;
   size_t overhead_bytes = 0;       // fixed runtime memory per device
   bool overhead_measured = false;  // false: overhead_bytes is the preset's assumption
+  // Optimizer offload (parallel/optimizer_offload.h): the host memory per device (a node's
+  // share), the bytes/s a copy between device and host moves (PCIe; 0: the host is the
+  // device, copies are priced as copies) and the bytes/s the host's update kernels stream
+  // per device (0: the device's own kernel rates, on CPU ranks).
+  size_t host_memory_bytes = 0;
+  bool host_memory_measured = false;  // false: the preset's assumption
+  double host_link_bandwidth = 0;
+  double host_update_bandwidth = 0;
   // How its backend computes (core/compute_dtype.h): GPUs in the stored dtype, the CPU
   // in f32. The memory model predicts that backend's allocations.
   ComputeRule compute = ComputeRule::stored;
@@ -69,6 +77,9 @@ struct DeviceDescription {
 // has no context to pay for). Other names are an Error listing these.
 DeviceDescription device_preset(const std::string& name);
 std::vector<std::string> device_preset_names();
+
+// This machine's available memory (MemAvailable of /proc/meminfo); 0 when unknown.
+size_t available_host_memory();
 
 // The bytes a rank may use: memory_bytes x (1 - margin).
 // REQUIRES: 0 <= margin < 1

@@ -12,6 +12,7 @@ RunShape run_shape(const Workload& w, const Layout& l, int dp_rank, int tp_rank)
   shape.checkpointed_blocks = l.checkpointed_blocks;
   shape.optimizer = w.optimizer;
   shape.clip_grad = w.clip_grad;
+  shape.offload_optimizer = l.offload_optimizer;
   shape.zero_stage = l.zero_stage;
   shape.ranks = l.dp;
   shape.rank = dp_rank;
@@ -41,6 +42,7 @@ std::string describe_layout(const Layout& l) {
      << l.micro_batch;
   if (l.grad_accum > 1) os << " x " << l.grad_accum << " accumulated";
   if (l.checkpointed_blocks > 0) os << ", checkpointing " << l.checkpointed_blocks << " blocks";
+  if (l.offload_optimizer) os << ", optimizer offloaded";
   return os.str();
 }
 

@@ -2,7 +2,8 @@
 // model, optimizer, dtype, sequence length and global batch. A Layout is one way to run
 // it on `dp x tp` ranks: the ZeRO stage, the micro-batch and gradient accumulation
 // (global batch = micro_batch x grad_accum x dp) and how many blocks are checkpointed
-// (the first ones: core/model.h's ModelOptions says why).
+// (the first ones: core/model.h's ModelOptions says why), and whether the optimizer is
+// offloaded to host memory (parallel/optimizer_offload.h).
 #pragma once
 
 #include <string>
@@ -30,6 +31,7 @@ struct Layout {
   int micro_batch = 1;
   int grad_accum = 1;
   int checkpointed_blocks = 0;  // activation checkpointing of the first blocks (n_layer: all)
+  bool offload_optimizer = false;
 
   int world() const { return dp * tp; }
 };
@@ -40,7 +42,8 @@ RunShape run_shape(const Workload& workload, const Layout& layout, int dp_rank, 
 // "llama-7b (6.74B parameters), adamw, bf16, seq-len 512, global batch 64".
 std::string describe_workload(const Workload& workload);
 
-// "dp 2 x tp 4, ZeRO-1, micro-batch 2 x 4 accumulated, checkpointing".
+// "dp 2 x tp 4, ZeRO-1, micro-batch 2 x 4 accumulated, checkpointing 8 blocks, optimizer
+// offloaded".
 std::string describe_layout(const Layout& layout);
 
 }  // namespace llmft

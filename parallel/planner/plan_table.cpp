@@ -19,6 +19,10 @@ std::string devices_line(const PlanRequest& r, const PlanResult& result) {
   os << "devices: " << r.world << " x " << d.name << ", " << bytes_text(d.memory_bytes) << " each, "
      << bytes_text(result.usable_bytes) << " usable (" << r.memory_margin * 100 << "% margin), "
      << d.gpus_per_node << " per node\n";
+  os << "host memory: " << bytes_text(d.host_memory_bytes)
+     << " per device for an offloaded optimizer, " << bytes_text(result.usable_host_bytes)
+     << " usable, "
+     << (d.host_memory_measured ? "this machine's or given" : "assumed from the preset") << "\n";
   if (d.overhead_bytes == 0) {
     os << "fixed overhead: none\n";
   } else {
@@ -32,9 +36,9 @@ std::string devices_line(const PlanRequest& r, const PlanResult& result) {
 // The ranked table's heading and rows, column for column.
 std::string heading() {
   char line[160];
-  std::snprintf(line, sizeof(line), "%3s %4s %4s %5s %7s   %-5s %4s %12s %9s %9s %14s\n", "#", "dp",
-                "tp", "zero", "micro", "accum", "ckpt", "peak/device", "step s", "compute s",
-                "exposed comm s");
+  std::snprintf(line, sizeof(line), "%3s %4s %4s %5s %7s   %-5s %4s %12s %12s %9s %9s %14s\n", "#",
+                "dp", "tp", "zero", "micro", "accum", "ckpt", "peak/device", "host/device",
+                "step s", "compute s", "exposed comm s");
   return line;
 }
 
@@ -43,9 +47,11 @@ std::string row(int rank, const Candidate& c) {
   char line[160];
   const std::string checkpointed =
       l.checkpointed_blocks > 0 ? std::to_string(l.checkpointed_blocks) : "off";
-  std::snprintf(line, sizeof(line), "%3d %4d %4d %5d %7d x %-5d %4s %12s %9.3f %9.3f %14.3f%s\n",
-                rank, l.dp, l.tp, l.zero_stage, l.micro_batch, l.grad_accum, checkpointed.c_str(),
-                bytes_text(c.memory.peak).c_str(), c.time.total_s, c.time.compute_s,
+  const std::string host = l.offload_optimizer ? bytes_text(c.memory.host_peak) : "-";
+  std::snprintf(line, sizeof(line),
+                "%3d %4d %4d %5d %7d x %-5d %4s %12s %12s %9.3f %9.3f %14.3f%s\n", rank, l.dp, l.tp,
+                l.zero_stage, l.micro_batch, l.grad_accum, checkpointed.c_str(),
+                bytes_text(c.memory.peak).c_str(), host.c_str(), c.time.total_s, c.time.compute_s,
                 c.time.exposed_comm_s, rank == 1 ? "  <- chosen" : "");
   return line;
 }
@@ -68,7 +74,11 @@ std::string plan_table(const PlanRequest& r, const PlanResult& result, int top) 
     char step[32];
     std::snprintf(step, sizeof(step), "%.3f s", chosen.time.total_s);
     os << "chosen: " << describe_layout(chosen.layout) << ": " << bytes_text(chosen.memory.peak)
-       << " per device at its peak (" << chosen.memory.peak_phase << "), " << step << " per step\n";
+       << " per device at its peak (" << chosen.memory.peak_phase << "), " << step << " per step";
+    if (chosen.layout.offload_optimizer) {
+      os << ", " << bytes_text(chosen.memory.host_peak) << " of host memory per device";
+    }
+    os << "\n";
   }
   if (rejected == 0) return os.str();
   os << "\nrejected (" << rejected << ", closest to fitting first):\n";

@@ -7,6 +7,7 @@
 #include "core/byte_size.h"
 #include "core/error.h"
 #include "parallel/mesh.h"
+#include "parallel/optimizer_offload.h"
 
 namespace llmft {
 
@@ -59,16 +60,29 @@ std::string batch_mismatch(const PlanRequest& r, int dp) {
   return why.str();
 }
 
-Candidate evaluate(const PlanRequest& r, const Layout& layout, size_t usable) {
+std::vector<bool> searched_offload(const PlanRequest& r) {
+  if (r.constraints.offload_optimizer) return {*r.constraints.offload_optimizer};
+  if (is_fused(r.workload.optimizer.kind)) return {false};  // nothing to offload
+  return {false, true};
+}
+
+bool fits(const RankMemory& m, const PlanResult& result) {
+  return m.peak <= result.usable_bytes && m.host_peak <= result.usable_host_bytes;
+}
+
+Candidate evaluate(const PlanRequest& r, const Layout& layout, const PlanResult& result) {
   Candidate c;
   c.layout = layout;
   c.evaluated = true;
   c.memory = predict_rank_memory(r.workload, layout, r.device);
   c.time = predict_step_time(r.workload, layout, r.device);
-  c.fits = c.memory.peak <= usable;
-  if (!c.fits) {
+  c.fits = fits(c.memory, result);
+  if (c.memory.peak > result.usable_bytes) {
     c.reason = "peak " + format_bytes(static_cast<double>(c.memory.peak)) + " > " +
-               format_bytes(static_cast<double>(usable)) + " usable";
+               format_bytes(static_cast<double>(result.usable_bytes)) + " usable";
+  } else if (!c.fits) {
+    c.reason = "host pool " + format_bytes(static_cast<double>(c.memory.host_peak)) + " > " +
+               format_bytes(static_cast<double>(result.usable_host_bytes)) + " usable host memory";
   }
   return c;
 }
@@ -80,7 +94,7 @@ void add_checkpointing_choices(const PlanRequest& r, Layout layout, PlanResult& 
   const int blocks = r.workload.model.n_layer;
   auto add = [&](int checkpointed) {
     layout.checkpointed_blocks = checkpointed;
-    result.candidates.push_back(evaluate(r, layout, result.usable_bytes));
+    result.candidates.push_back(evaluate(r, layout, result));
     return result.candidates.back().fits;
   };
   if (r.constraints.checkpointed_blocks) {
@@ -94,8 +108,7 @@ void add_checkpointing_choices(const PlanRequest& r, Layout layout, PlanResult& 
   while (hi - lo > 1) {
     const int mid = (lo + hi) / 2;
     layout.checkpointed_blocks = mid;
-    const bool fits = predict_rank_memory(r.workload, layout, r.device).peak <= result.usable_bytes;
-    (fits ? hi : lo) = mid;
+    (fits(predict_rank_memory(r.workload, layout, r.device), result) ? hi : lo) = mid;
   }
   if (hi < blocks) add(hi);
 }
@@ -111,6 +124,7 @@ Candidate rejected_mesh(const PlanRequest& r, int dp, int tp, std::string reason
   c.layout.grad_accum = 0;
   c.layout.checkpointed_blocks =
       std::min(r.constraints.checkpointed_blocks.value_or(0), r.workload.model.n_layer);
+  c.layout.offload_optimizer = r.constraints.offload_optimizer.value_or(false);
   c.reason = std::move(reason);
   return c;
 }
@@ -137,6 +151,7 @@ void check_request(const PlanRequest& r) {
                 "--zero " << *c.zero_stage << ": ZeRO stages are 0, 1, 2 and 3");
   LLMFT_REQUIRE(!c.micro_batch || *c.micro_batch >= 1,
                 "--micro-batch must be at least 1 (got " << *c.micro_batch << ")");
+  if (c.offload_optimizer.value_or(false)) check_offload(w.optimizer.kind);
 }
 
 }  // namespace
@@ -150,6 +165,8 @@ PlanResult plan_layouts(const PlanRequest& r) {
   check_request(r);
   PlanResult result;
   result.usable_bytes = usable_memory(r.device, r.memory_margin);
+  result.usable_host_bytes = static_cast<size_t>(static_cast<double>(r.device.host_memory_bytes) *
+                                                 (1.0 - r.memory_margin));
   for (int tp : searched_tp_sizes(r)) {
     const int dp = r.world / tp;
     const std::string mismatch = batch_mismatch(r, dp);
@@ -160,8 +177,10 @@ PlanResult plan_layouts(const PlanRequest& r) {
     const int per_rank = r.workload.global_batch / dp;
     for (int zero_stage : searched_stages(r, dp)) {
       for (int micro_batch : searched_micro_batches(r, per_rank)) {
-        const Layout layout{dp, tp, zero_stage, micro_batch, per_rank / micro_batch, 0};
-        add_checkpointing_choices(r, layout, result);
+        for (bool offload : searched_offload(r)) {
+          const Layout layout{dp, tp, zero_stage, micro_batch, per_rank / micro_batch, 0, offload};
+          add_checkpointing_choices(r, layout, result);
+        }
       }
     }
   }
@@ -190,6 +209,9 @@ const Candidate& chosen_layout(const PlanRequest& r, const PlanResult& result) {
       << smallest.memory.peak_phase << "). Try";
   if (!is_fused(w.optimizer.kind)) {
     msg << " --optimizer lomo (no gradients or optimizer state kept),";
+    if (r.constraints.offload_optimizer.value_or(true) == false) {
+      msg << " --offload-optimizer (master weights and optimizer state in host memory),";
+    }
   }
   if (is_fused(w.optimizer.kind) && smallest.layout.micro_batch > 1) {
     msg << " a smaller --global-batch (" << optimizer_kind_name(w.optimizer.kind)

@@ -5,9 +5,11 @@
 // Layouts searched: every dp x tp factorisation of the world (tp from valid_tp_sizes),
 // ZeRO stages 0-3 (only 0 when dp is 1: there is nothing to shard), every micro-batch
 // that divides the global batch's share of a data-parallel rank (fused optimizers only
-// the one without accumulation, which they cannot do), checkpointing off and on. A
-// layout fits when its peak per rank is at most the device memory x (1 - margin). Among
-// those that fit the fastest wins; ties go to the one needing less memory.
+// the one without accumulation, which they cannot do), checkpointing off and on, and for
+// SGD and AdamW the optimizer on the device and offloaded to host memory. A layout fits
+// when its peak per rank is at most the device memory x (1 - margin) and its host pool at
+// most the host memory per device x (1 - margin). Among those that fit the fastest wins;
+// ties go to the one needing less memory.
 #pragma once
 
 #include <optional>
@@ -26,6 +28,7 @@ struct LayoutConstraints {
   std::optional<int> tp, zero_stage, micro_batch;
   // Checkpointed blocks; a count past the model's blocks means all of them.
   std::optional<int> checkpointed_blocks;
+  std::optional<bool> offload_optimizer;
 };
 
 struct PlanRequest {
@@ -46,7 +49,8 @@ struct Candidate {
 };
 
 struct PlanResult {
-  size_t usable_bytes = 0;  // per device, after the margin
+  size_t usable_bytes = 0;       // per device, after the margin
+  size_t usable_host_bytes = 0;  // host memory per device, after the margin
   // The fitting candidates, fastest first; then the rejected ones, smallest peak first,
   // those never evaluated last.
   std::vector<Candidate> candidates;

@@ -21,6 +21,10 @@ RankMemory predict_rank_memory(const Workload& workload, const Layout& layout,
       RunShape shape = run_shape(workload, layout, dp_rank, tp_rank);
       shape.compute = device.compute;
       const MemoryPrediction p = predict_memory(workload.model, shape);
+      if (p.host_peak_total > worst.host_peak) {
+        worst.host_peak = p.host_peak_total;
+        worst.host_by_category = p.host_peak_by_category;
+      }
       const size_t peak = p.peak_total + device.overhead_bytes;
       if (peak <= worst.peak) continue;
       worst.at_peak = p.at_peak;

@@ -1,6 +1,7 @@
 // RankMemory: the memory a layout needs on its worst rank — the memory model's
 // breakdown by allocator category at that rank's peak, the phase of the step where it
-// peaks, and the device's fixed overhead on top.
+// peaks, and the device's fixed overhead on top; with the optimizer offloaded, the host
+// pool's peak beside it.
 //
 // Ranks differ only in their shards: ZeRO pads each unit to a multiple of the
 // data-parallel size and the last ranks own fewer real elements, and the tensor-parallel
@@ -23,6 +24,8 @@ struct RankMemory {
   size_t peak = 0;          // total of at_peak + overhead
   std::string peak_phase;   // e.g. "backward of the head"
   int dp_rank = 0, tp_rank = 0;
+  CategoryBytes host_by_category{};  // the host pool's own peak per category (offload)
+  size_t host_peak = 0;              // the largest host pool of the ranks predicted
 };
 
 RankMemory predict_rank_memory(const Workload& workload, const Layout& layout,

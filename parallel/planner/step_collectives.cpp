@@ -63,18 +63,29 @@ void add_data_parallel(const Workload& w, const Layout& l, double compute_bytes,
     }
     return;
   }
-  switch (z) {
-    case 0:
-      calls.push_back({"gradient all-reduces", Collective::all_reduce, dp, stored, units, 1,
-                       Overlap::backward});
-      break;
-    case 1:
-      calls.push_back(
-          {"gradient reduce-scatters", Collective::reduce_scatter, dp, stored, units, 1, none});
-      break;
-    default:
+  if (l.offload_optimizer) {
+    // Every micro-batch's gradients leave the device reduced (parallel/engine.h).
+    if (z == 0) {
+      calls.push_back({"gradient all-reduces", Collective::all_reduce, dp, transient, units,
+                       l.grad_accum, none});
+    } else {
       calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, transient, units,
                        l.grad_accum, none});
+    }
+  } else {
+    switch (z) {
+      case 0:
+        calls.push_back({"gradient all-reduces", Collective::all_reduce, dp, stored, units, 1,
+                         Overlap::backward});
+        break;
+      case 1:
+        calls.push_back(
+            {"gradient reduce-scatters", Collective::reduce_scatter, dp, stored, units, 1, none});
+        break;
+      default:
+        calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, transient,
+                         units, l.grad_accum, none});
+    }
   }
   if (z == 1 || z == 2) {
     calls.push_back({"weight all-gathers", Collective::all_gather, dp, stored, units, 1, none});

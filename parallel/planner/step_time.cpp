@@ -60,7 +60,9 @@ ComputeSeconds compute_seconds(const Workload& w, const Layout& l, const DeviceD
   const double recomputed =
       static_cast<double>(std::min(l.checkpointed_blocks, w.model.n_layer)) / w.model.n_layer;
   s.backward = (2 * forward_per_token + recomputed * recompute_per_token) * rows / l.tp / rate;
-  const double update = update_flops_per_element(w.optimizer) * updated_elements(w, l) / rate;
+  const double update = l.offload_optimizer
+                            ? 0.0
+                            : update_flops_per_element(w.optimizer) * updated_elements(w, l) / rate;
   s.step = l.grad_accum * (s.forward + backward_passes(w) * s.backward) + update;
   return s;
 }
@@ -117,6 +119,51 @@ ComputeSeconds tallied_compute_seconds(const Workload& w, const Layout& l,
   return s;
 }
 
+// An offloaded optimizer's host work: per micro-batch (its gradient added into the sums)
+// and per step (the update), and the copies of a step.
+struct HostSeconds {
+  double micro_batch = 0, once = 0, copies = 0;
+};
+
+// From the bytes each element moves: the gradient received (compute dtype) and its f32 sum
+// read and written; the update reads the sum, reads and writes the master and the state
+// (AdamW's two moments, SGD's momentum) and writes the rounded weights; copies carry each
+// micro-batch's gradient out and the weights in.
+HostSeconds host_seconds(const Workload& w, const Layout& l, const DeviceDescription& d) {
+  const double elements = updated_elements(w, l);
+  const double compute =
+      static_cast<double>(dtype_size(d.compute == ComputeRule::f32 ? DType::f32 : w.dtype));
+  const double stored = static_cast<double>(dtype_size(w.dtype));
+  const double state = w.optimizer.kind == OptimizerKind::adamw ? 16
+                       : w.optimizer.momentum != 0.0f           ? 8
+                                                                : 0;
+  const double link = d.host_link_bandwidth > 0 ? d.host_link_bandwidth : d.host_update_bandwidth;
+  HostSeconds h;
+  h.micro_batch = elements * (compute + 8) / d.host_update_bandwidth;
+  h.once = elements * (4 + 8 + state + stored) / d.host_update_bandwidth;
+  h.copies = elements * (l.grad_accum * compute + stored) / link;
+  return h;
+}
+
+// The offloaded optimizer's part of the step that compute does not hide.
+double exposed_host_seconds(const Workload& w, const Layout& l, const DeviceDescription& d,
+                            const ComputeSeconds& compute) {
+  if (!l.offload_optimizer) return 0;
+  if (d.host_link_bandwidth <= 0 && d.memory_bandwidth > 0) {
+    // CPU ranks, calibrated: the tallied host kernels on the same cores (the copies are in
+    // the device's tally already).
+    const StepWork work = step_work(w, l, d.compute);
+    return l.grad_accum * tally_seconds(work.host_micro_batch, d) +
+           tally_seconds(work.host_once, d);
+  }
+  const HostSeconds h = host_seconds(w, l, d);
+  const double host = l.grad_accum * h.micro_batch + h.once;
+  if (d.host_link_bandwidth <= 0) return host + h.copies;  // the host is the device
+  const bool update_in_backward = !w.clip_grad && w.dtype != DType::f16;
+  const double behind_backward = l.grad_accum * h.micro_batch + (update_in_backward ? h.once : 0);
+  return host - std::min(behind_backward, l.grad_accum * compute.backward) + h.copies;
+}
+
 Link link_of(CommGroup group, const Layout& l, const DeviceDescription& d) {
   const bool crosses_nodes =
       group == CommGroup::tensor_parallel ? l.tp > d.gpus_per_node : l.world() > d.gpus_per_node;
@@ -155,7 +202,8 @@ StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescr
     t.comm_s += c.count * seconds;
     t.exposed_comm_s += c.count * (seconds - hidden);
   }
-  t.total_s = t.compute_s + t.exposed_comm_s;
+  t.host_s = exposed_host_seconds(w, l, d, compute);
+  t.total_s = t.compute_s + t.exposed_comm_s + t.host_s;
   return t;
 }
 

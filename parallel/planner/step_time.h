@@ -18,6 +18,13 @@
 // crosses nodes when the world is larger than a node. A collective issued in pieces behind compute
 // (DDP's gradient all-reduces, ZeRO-3's prefetched gathers) hides all but one piece, up
 // to the length of that compute, on devices that overlap communication (GPUs; not CPU ranks).
+//
+// An offloaded optimizer (parallel/optimizer_offload.h) moves the update off the device:
+// the host adds each micro-batch's gradient into its sums and updates, at the host's
+// update bandwidth (on CPU ranks, the tallied host kernels at the device's own rates), and
+// the copies cross the host link. On GPUs the host's work runs behind the backward passes
+// (the update too when nothing waits for the global norm: no clipping, no fp16); the
+// copies share the compute queue and are not hidden. On CPU ranks nothing overlaps.
 #pragma once
 
 #include "parallel/planner/device.h"
@@ -29,7 +36,8 @@ struct StepTime {
   double compute_s = 0;
   double comm_s = 0;          // all collectives, as if nothing overlapped
   double exposed_comm_s = 0;  // the part the step waits for
-  double total_s = 0;         // compute_s + exposed_comm_s
+  double host_s = 0;          // an offloaded optimizer's host work and copies not hidden
+  double total_s = 0;         // compute_s + exposed_comm_s + host_s
 };
 
 // REQUIRES: a fused optimizer has layout.grad_accum == 1

@@ -30,14 +30,20 @@ inline EngineOptions parity_options(OptimizerKind kind, int steps) {
 struct TestTrainer {
   CpuBackend be;
   Allocator alloc;
+  CpuBackend host_be;  // the host pool's kernels and allocator, used with `offload`
+  Allocator host_alloc;
   std::unique_ptr<Model> model;
   std::unique_ptr<Engine> engine;
 
-  // checkpointed_blocks: the first ones (ModelOptions; kAllBlocks: all).
-  TestTrainer(const ModelConfig& config, const EngineOptions& options, int checkpointed_blocks = 0,
-              int threads = 0, TpSlice tp = {}, ReduceGroup* tp_group = nullptr, size_t budget = 0)
-      : alloc(be.memory(), budget) {
+  // checkpointed_blocks: the first ones (ModelOptions; kAllBlocks: all). `offload`: the
+  // optimizer in the host pool (parallel/optimizer_offload.h).
+  TestTrainer(const ModelConfig& config, EngineOptions options, int checkpointed_blocks = 0,
+              int threads = 0, TpSlice tp = {}, ReduceGroup* tp_group = nullptr, size_t budget = 0,
+              bool offload = false)
+      : alloc(be.memory(), budget), host_alloc(be.host_pool_memory(), 0) {
     if (threads > 0) be.set_threads(threads);
+    if (threads > 0) host_be.set_threads(threads);
+    if (offload) options.offload = HostPool{&host_be, &host_alloc};
     ModelOptions model_options(false, tp, tp_group);
     model_options.checkpointed_blocks = checkpointed_blocks;
     model = make_model(config, be, alloc, model_options);
