@@ -5,7 +5,8 @@
 #  - same layout: bit for bit (every optimizer; fp32, bf16, fp16 with loss-scale changes
 #    across the resume; 1 and 2 ranks), and, when h5py is given, the two step-10
 #    checkpoints dataset by dataset (tests/launch/checkpoint_compare.py);
-#  - another layout (2 -> 4 ranks, 4 -> 1, ZeRO-1 -> ZeRO-3, tp 2 -> dp 2,
+#  - another layout (2 -> 4 ranks, 4 -> 1, ZeRO-1 -> ZeRO-3, tp 2 -> dp 2, the optimizer
+#    offloaded to host memory -> on the device and back,
 #    dp 2 x tp 2 -> tp 4, and the fused optimizers across tensor-parallel sizes): within
 #    tests/support/parity.h's fp32 tolerance, since the new layout sums in another order;
 #    bf16 and fp16 within 1e-3, the bound of the bf16 data-parallel test
@@ -104,6 +105,11 @@ check sgd-bf16-2r-tp2 2 "$llama --optimizer sgd --momentum 0.9 --dtype bf16 --tp
   2 "$llama --optimizer sgd --momentum 0.9 --dtype bf16 --tp 2 --micro-batch 4" exact
 check adamw-bf16-2r-zero3 2 "$llama --optimizer adamw --dtype bf16 --zero 3 --micro-batch 2" \
   2 "$llama --optimizer adamw --dtype bf16 --zero 3 --micro-batch 2" exact
+# The optimizer offloaded to host memory (f32 keeps its host masters from the weights).
+check adamw-fp32-offload-1r 1 "$llama --offload-optimizer --micro-batch 2 --grad-accum 2" \
+  1 "$llama --offload-optimizer --micro-batch 2 --grad-accum 2" exact
+check adamw-bf16-offload-2r-zero1 2 "$llama --offload-optimizer --dtype bf16 --zero 1 --micro-batch 2" \
+  2 "$llama --offload-optimizer --dtype bf16 --zero 1 --micro-batch 2" exact
 
 # Another layout: within the fp32 parity tolerance.
 check adamw-2r-to-4r 2 "$llama --micro-batch 2" 4 "$llama --micro-batch 1" parity
@@ -127,4 +133,12 @@ check adamw-fp16-2r-to-tp2 2 "$llama --optimizer adamw $fp16 --micro-batch 2" \
   2 "$llama --optimizer adamw $fp16 --tp 2 --micro-batch 4" parity16
 check sgd-fp16-zero3-to-1r 2 "$llama --optimizer sgd --momentum 0.9 $fp16 --zero 3 --micro-batch 2" \
   1 "$llama --optimizer sgd --momentum 0.9 $fp16 --micro-batch 4" parity16
+# On and off the host: the host sums each micro-batch's gradient where the device sums the
+# micro-batches first (the same terms in another order; 16-bit: the host sums in f32).
+check adamw-offload-zero1-to-device 2 "$llama --offload-optimizer --zero 1 --micro-batch 1 --grad-accum 2" \
+  2 "$llama --zero 1 --micro-batch 1 --grad-accum 2" parity
+check sgd-device-to-offload-zero3 2 "$llama --optimizer sgd --momentum 0.9 --zero 3 --micro-batch 2" \
+  1 "$llama --optimizer sgd --momentum 0.9 --offload-optimizer --micro-batch 4" parity
+check adamw-bf16-device-to-offload 2 "$llama --dtype bf16 --micro-batch 2" \
+  2 "$llama --dtype bf16 --offload-optimizer --zero 2 --micro-batch 2" parity16
 exit $failed

@@ -53,6 +53,12 @@ cli_failure(lomo_grad_accum "--grad-accum 4 with --optimizer lomo.*nothing to ac
   --data ${cli_dir}/val.tok --optimizer lomo --grad-accum 4 ${train_outputs})
 cli_failure(unknown_optimizer "--optimizer adam: unknown optimizer"
   --data ${cli_dir}/val.tok --optimizer adam ${train_outputs})
+cli_failure(offload_lomo "--offload-optimizer with --optimizer lomo.*nothing to offload"
+  --data ${cli_dir}/val.tok --optimizer lomo --offload-optimizer ${train_outputs})
+cli_failure(offload_value "--offload-optimizer maybe: use auto, on or off"
+  --data ${cli_dir}/val.tok --offload-optimizer=maybe ${train_outputs})
+cli_failure(host_memory_too_small "will not fit in host memory.*--host-memory 1.00 MiB"
+  --data ${cli_dir}/val.tok --offload-optimizer --host-memory 1MiB ${train_outputs})
 
 # prepare: bad datasets name the file and line, and leave no token file behind.
 function(prepare_failure name pattern input)
@@ -109,8 +115,8 @@ set_tests_properties(cli_tp_heads PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 
 
 # The planner from the command line: `llmft plan` refuses a model that fits no layout
 # (naming the closest one), and --auto-plan on 2 ranks plans (calibrating into a cache
-# of its own), trains the chosen layout under the memory budget, and stops before any
-# training when nothing fits the budget.
+# of its own), trains the chosen layout under the memory budget (with the optimizer kept
+# on the device only tp 2 fits it), and stops before any training when nothing fits.
 cli_failure(plan_no_fit "no layout of llama-65b.*fits 8 x rtx3090.*The smallest"
   plan --model llama-65b --gpus 8 --gpu rtx3090 --optimizer adamw --dtype fp16 --seq-len 512
   --global-batch 8)
@@ -122,7 +128,8 @@ add_test(NAME cli_auto_plan_two_ranks COMMAND ${CMAKE_COMMAND} -E env
   LLMFT_CALIBRATION_CACHE=${cli_dir}/calibration.json
   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${LLMFT_MPI_FLAGS} ${llmft} --auto-plan
   --model llama-tiny --data ${cli_dir}/val.tok --seq-len 32 --global-batch 8
-  --device-memory 9MiB --steps 2 --threads 1 --log-every 1 --plan-json ${cli_dir}/plan.json)
+  --device-memory 9MiB --offload-optimizer=off --steps 2 --threads 1 --log-every 1
+  --plan-json ${cli_dir}/plan.json)
 set_tests_properties(cli_auto_plan_two_ranks PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120
   PASS_REGULAR_EXPRESSION "chosen: dp 1 x tp 2.*layout dp 1 x tp 2.*step +2/2")
 add_test(NAME cli_auto_plan_no_fit COMMAND ${CMAKE_COMMAND} -E env
@@ -141,8 +148,8 @@ add_test(NAME ablate_script COMMAND bash -c
    bash '${PROJECT_SOURCE_DIR}/examples/ablate.sh' --ranks 2 --steps 2 --threads 1 \
      --out '${cli_dir}/ablation' --layouts 1,0,4,1,on -- --data '${cli_dir}/val.tok' \
      --model gpt2-tiny --seq-len 32 --global-batch 8 --tp 1 --zero 0 --micro-batch 4 \
-     --activation-checkpointing && \
-   awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt4\" && $8 == 1 && $9 > 0 && $9 == $10' \
+     --activation-checkpointing --offload-optimizer=off && \
+   awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt4\" && $9 == 1 && $10 > 0 && $10 == $11' \
      '${cli_dir}/ablation/ablation.csv' | grep -q .")
 set_tests_properties(ablate_script PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 300)
 

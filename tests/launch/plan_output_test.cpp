@@ -37,6 +37,16 @@ void check_candidate(const Json& c) {
     sum += memory.at(key).as_number();
   }
   CHECK(memory.at("peak").as_number() == sum);
+  // The host pool: empty unless the optimizer is offloaded, then its parts add up.
+  CHECK(c.at("offload_optimizer").is_bool());
+  const Json& host = c.at("host");
+  double host_sum = 0;
+  for (const char* key : {"master_params", "grads", "optimizer_state", "comm_buffers"}) {
+    host_sum += host.at(key).as_number();
+  }
+  CHECK(host.at("peak").as_number() >= host_sum);  // plus the 512-byte norm scalar
+  CHECK(host.at("peak").as_number() - host_sum <= 512);
+  CHECK((host.at("peak").as_number() > 0) == c.at("offload_optimizer").as_bool());
   CHECK((c.at("fits").as_bool() == (c.find("reason") == nullptr)));
 }
 
@@ -55,10 +65,17 @@ TEST_CASE("plan JSON: model, cluster, every candidate and the chosen one") {
   CHECK(cluster.at("memory_bytes").as_int() == 16LL << 30);
   CHECK(cluster.at("memory_margin").as_number() == 0.05);
   CHECK(cluster.at("overhead_bytes").as_int() > 0);
-  CHECK_FALSE(cluster.at("overhead_measured").as_bool());  // a preset's assumption
+  CHECK_FALSE(cluster.at("overhead_measured").as_bool());         // a preset's assumption
+  CHECK(cluster.at("host_memory_bytes").as_int() == 64LL << 30);  // a DGX-1's 512 GB over 8
+  CHECK_FALSE(cluster.at("host_memory_measured").as_bool());
+  bool offloaded = false;
   const Json::Array& candidates = json.at("candidates").as_array();
   REQUIRE(candidates.size() == result.candidates.size());
-  for (const Json& c : candidates) check_candidate(c);
+  for (const Json& c : candidates) {
+    check_candidate(c);
+    offloaded = offloaded || c.at("offload_optimizer").as_bool();
+  }
+  CHECK(offloaded);  // AdamW: searched both ways
   check_candidate(json.at("chosen"));
   CHECK(json.at("chosen").dump() == candidates.front().dump());
 }

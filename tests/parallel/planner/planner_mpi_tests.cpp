@@ -35,11 +35,11 @@ struct MeshTrainer {
   testing::TestTrainer trainer;
 
   MeshTrainer(Communicator& world, const ModelConfig& c, EngineOptions o, int tp, int zero,
-              int checkpointed_blocks, size_t budget = 0)
+              int checkpointed_blocks, size_t budget = 0, bool offload = false)
       : mesh(world, MeshShape{world.size() / tp, tp}),
         zero_stage(zero),
         trainer(c, with_groups(o, mesh, zero), checkpointed_blocks, 1, TpSlice{mesh.tp_rank(), tp},
-                tp > 1 ? &mesh.tensor_parallel() : nullptr, budget) {}
+                tp > 1 ? &mesh.tensor_parallel() : nullptr, budget, offload) {}
 
   static EngineOptions with_groups(EngineOptions o, Mesh& mesh, int zero) {
     o.data_parallel = mesh.shape().dp > 1 ? &mesh.data_parallel() : nullptr;
@@ -123,6 +123,52 @@ TEST_CASE("the memory model equals the measured peak on every rank across the ma
   }
 }
 
+TEST_CASE("with the optimizer offloaded both pools equal their measured peaks on every rank") {
+  MpiCommunicator world(MPI_COMM_WORLD, 120);
+  const int T = 8, micro = 3;
+  int runs = 0;
+  for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
+    const ModelConfig c = model(family);
+    for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+      for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adamw}) {
+        for (int zero : {0, 1, 2, 3}) {
+          for (int tp : {1, 2}) {
+            CAPTURE(std::string(family_name(family)));
+            CAPTURE(std::string(dtype_name(dtype)));
+            CAPTURE(std::string(optimizer_kind_name(kind)));
+            CAPTURE(zero);
+            CAPTURE(tp);
+            EngineOptions o;
+            o.dtype = dtype;
+            o.optimizer.kind = kind;
+            o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
+            o.clip_grad = 1.0f;
+            o.loss_scale = LossScaleConfig{dtype == DType::f16, 1024.0f, 1000};
+            MeshTrainer t(world, c, o, tp, zero, 0, 0, true);
+            t.train(micro, 2, T, c.vocab_size);
+            RunShape base{micro, T, dtype, 0, o.optimizer, true};
+            base.offload_optimizer = true;
+            const MemoryPrediction p = predict_memory(c, t.shape(base));
+            const Allocator& alloc = t.trainer.alloc;
+            const Allocator& host = t.trainer.host_alloc;
+            CHECK(p.peak_total == alloc.total_peak());
+            CHECK(p.host_peak_total == host.total_peak());
+            for (int k = 0; k < kMemoryCategoryCount; ++k) {
+              CAPTURE(memory_category_name(static_cast<MemoryCategory>(k)));
+              CHECK(p.peak_by_category[k] == alloc.peak_by_category()[k]);
+              CHECK(p.host_peak_by_category[k] == host.peak_by_category()[k]);
+            }
+            ++runs;
+          }
+        }
+      }
+    }
+  }
+  if (world.rank() == 0) {
+    MESSAGE(runs << " offloaded runs x 4 ranks: both pools equal to the measured peaks");
+  }
+}
+
 TEST_CASE("the planner's choice for a memory budget trains within it at the predicted peak") {
   MpiCommunicator world(MPI_COMM_WORLD, 120);
   const ModelConfig c = model(ModelFamily::llama);
@@ -158,9 +204,11 @@ TEST_CASE("the planner's choice for a memory budget trains within it at the pred
     o.dtype = DType::bf16;
     o.clip_grad = 1.0f;
     // The allocator refuses (throws) any allocation past the usable budget.
-    MeshTrainer t(world, c, o, l.tp, l.zero_stage, l.checkpointed_blocks, result.usable_bytes);
+    MeshTrainer t(world, c, o, l.tp, l.zero_stage, l.checkpointed_blocks, result.usable_bytes,
+                  l.offload_optimizer);
     t.train(l.micro_batch, l.grad_accum, 16, c.vocab_size);
     CHECK(t.trainer.alloc.total_peak() <= result.usable_bytes);
+    CHECK(result.chosen()->memory.host_peak == t.trainer.host_alloc.total_peak());
     // On CPU the planner adds no device overhead: its peak is the memory model's.
     CHECK(result.chosen()->memory.peak == t.trainer.alloc.total_peak());
   }

@@ -70,6 +70,7 @@ TEST_CASE("the planner keeps explicit layout choices") {
   r.constraints.zero_stage = 1;
   r.constraints.micro_batch = 2;
   r.constraints.checkpointed_blocks = ModelOptions::kAllBlocks;
+  r.constraints.offload_optimizer = true;
   const PlanResult result = plan_layouts(r);
   REQUIRE(result.candidates.size() == 1);
   const Layout& l = result.candidates.front().layout;
@@ -79,6 +80,7 @@ TEST_CASE("the planner keeps explicit layout choices") {
   CHECK(l.micro_batch == 2);
   CHECK(l.grad_accum == 2);
   CHECK(l.checkpointed_blocks == 32);  // all of llama-7b's blocks
+  CHECK(l.offload_optimizer);
 
   r.constraints.tp = 3;
   CHECK_THROWS_WITH_AS(plan_layouts(r), doctest::Contains("--tp 3 does not divide"), Error);
@@ -93,7 +95,8 @@ TEST_CASE("the planner searches every layout and ranks the fitting ones by step 
     const Candidate& c = result.candidates[i];
     CHECK(c.evaluated);
     CHECK(c.layout.micro_batch * c.layout.grad_accum * c.layout.dp == 16);
-    CHECK(c.fits == (c.memory.peak <= result.usable_bytes));
+    CHECK(c.fits ==
+          (c.memory.peak <= result.usable_bytes && c.memory.host_peak <= result.usable_host_bytes));
     if (!c.fits) fitting = false;
     CHECK((c.fits || !fitting));  // the fitting ones come first
     if (i > 0 && c.fits) {
@@ -101,8 +104,9 @@ TEST_CASE("the planner searches every layout and ranks the fitting ones by step 
     }
   }
   // tp 1, 2, 4, 8 (dp 8, 4, 2, 1) x ZeRO 0-3 (only 0 when dp is 1) x the micro-batches
-  // dividing 16 / dp x checkpointing of no block and of all 32, plus, where no block does
-  // not fit and all do, the fewest first blocks that fit: fewer fit no more.
+  // dividing 16 / dp x the optimizer on the device or offloaded x checkpointing of no block
+  // and of all 32, plus, where no block does not fit and all do, the fewest first blocks
+  // that fit: fewer fit no more.
   size_t partial = 0;
   for (const Candidate& c : result.candidates) {
     const int k = c.layout.checkpointed_blocks;
@@ -115,8 +119,38 @@ TEST_CASE("the planner searches every layout and ranks the fitting ones by step 
     CHECK(predict_rank_memory(r.workload, fewer, r.device).peak > result.usable_bytes);
   }
   CHECK(partial >= 1);
-  const size_t expected = (4 * 2 + 4 * 3 + 4 * 4 + 1 * 5) * 2 + partial;
+  const size_t expected = (4 * 2 + 4 * 3 + 4 * 4 + 1 * 5) * 2 * 2 + partial;
   CHECK(result.candidates.size() == expected);
+}
+
+TEST_CASE("offloading the optimizer fits AdamW on one GPU that cannot hold its state") {
+  // LLaMA-7B with AdamW in bf16 keeps 16 bytes per parameter for its master weights,
+  // gradients and moments (112 GB): no layout of one 40 GB GPU holds them; offloaded, the
+  // GPU keeps the bf16 weights and one unit's gradient, the host the rest (12 bytes per
+  // parameter: master, gradient sum, two moments at 4 bytes; 16 with the staging).
+  PlanRequest r = llama_7b_on_a100(1, 8);
+  r.constraints.offload_optimizer = false;
+  CHECK(plan_layouts(r).chosen() == nullptr);
+  r.constraints.offload_optimizer = std::nullopt;  // searched
+  const PlanResult result = plan_layouts(r);
+  REQUIRE(result.chosen() != nullptr);
+  const Candidate& chosen = *result.chosen();
+  CHECK(chosen.layout.offload_optimizer);
+  const double params = static_cast<double>(parameter_count(r.workload.model));
+  CHECK(chosen.memory.host_peak >= static_cast<size_t>(16 * params));
+  CHECK(chosen.memory.host_peak <= result.usable_host_bytes);
+  CHECK(chosen.memory.at_peak[index_of(MemoryCategory::optimizer_state)] == 0);
+  // Too little host memory: refused with the host pool as the reason.
+  r.device.host_memory_bytes = chosen.memory.host_peak / 2;
+  r.constraints.offload_optimizer = true;
+  const PlanResult starved = plan_layouts(r);
+  CHECK(starved.chosen() == nullptr);
+  for (const Candidate& c : starved.candidates) {
+    if (c.memory.peak <= starved.usable_bytes) CHECK(c.reason.find("host pool") == 0);
+  }
+  // Nothing to offload for LOMO.
+  r.workload.optimizer.kind = OptimizerKind::lomo;
+  CHECK_THROWS_WITH_AS(plan_layouts(r), doctest::Contains("nothing to offload"), Error);
 }
 
 TEST_CASE("layouts that cannot keep the global batch are rejected with the reason") {

@@ -84,6 +84,34 @@ TEST_CASE("data parallelism: DDP all-reduces the stored gradients, ZeRO-3 gather
   CHECK(bytes_of(gpu, "weight all-gathers (forward)") == doctest::Approx(2 * 2 * psi));
 }
 
+TEST_CASE("an offloaded optimizer reduces every micro-batch and updates on the host") {
+  const Workload w = llama_7b();  // AdamW, bf16, no clipping: updates during backward
+  const double psi = static_cast<double>(parameter_count(w.model));
+  const Layout plain{8, 1, 1, 2, 2, 0, false}, offloaded{8, 1, 1, 2, 2, 0, true};
+  // ZeRO-1 reduce-scatters the stored bf16 sums once; offloaded, each micro-batch's.
+  CHECK(bytes_of(step_collectives(w, plain, ComputeRule::stored), "gradient reduce-scatters") ==
+        doctest::Approx(2 * psi));
+  CHECK(bytes_of(step_collectives(w, offloaded, ComputeRule::stored), "gradient reduce-scatters") ==
+        doctest::Approx(2 * 2 * psi));
+  const DeviceDescription d = device_preset("a100-80g");
+  const StepTime on_device = predict_step_time(w, plain, d);
+  const StepTime host = predict_step_time(w, offloaded, d);
+  CHECK(on_device.host_s == 0);
+  // The copies are never hidden: this rank's eighth of the gradients out per micro-batch
+  // (bf16) and of the weights in. The host's adds and update hide behind the backward
+  // passes as far as they last: with a host fast enough, only the copies remain; at the
+  // preset's 20 GB/s AdamW's 30 bytes per element outlast them (ZeRO-Offload's finding).
+  const double copies = psi / 8 * (2 * 2 + 2) / d.host_link_bandwidth;
+  CHECK(host.host_s > copies);
+  DeviceDescription fast_host = d;
+  fast_host.host_update_bandwidth *= 1000;
+  CHECK(predict_step_time(w, offloaded, fast_host).host_s == doctest::Approx(copies));
+  CHECK(host.compute_s < on_device.compute_s);  // the update left the device
+  DeviceDescription slow_link = d;
+  slow_link.host_link_bandwidth /= 2;
+  CHECK(predict_step_time(w, offloaded, slow_link).total_s > host.total_s);
+}
+
 TEST_CASE("LOMO's norm pass: clipping or fp16 costs a second backward") {
   Workload w = llama_7b();
   w.optimizer.kind = OptimizerKind::lomo;
