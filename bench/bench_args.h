@@ -1,7 +1,8 @@
 // What the benchmark programs share: `--name value` arguments over a table of defaults,
-// and running a Python peer that prints one JSON line.
+// a wall clock, and running a Python peer that prints one JSON line.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -15,6 +16,12 @@
 namespace llmft::bench {
 
 using Args = std::map<std::string, std::string>;
+using Clock = std::chrono::steady_clock;
+
+// Wall seconds from `start` to now (benchmarks of host work, or after a synchronize).
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // `defaults` names every argument; `source` is the program's file for the error message.
 inline Args parse_args(int argc, char** argv, Args defaults, const char* source) {

@@ -8,12 +8,12 @@
 //                                         [--steps 4] [--threads 1]
 #include <mpi.h>
 
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <random>
 #include <string>
 
+#include "bench/bench_args.h"
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
 #include "core/backend_registry.h"
@@ -27,11 +27,8 @@ using namespace llmft;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using bench::Clock;
+using bench::seconds_since;
 
 int run(int argc, char** argv) {
   std::map<std::string, std::string> args = {

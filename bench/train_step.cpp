@@ -12,7 +12,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -30,11 +29,8 @@ using namespace llmft;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using bench::Clock;
+using bench::seconds_since;
 
 // Best-of-3 sgemm rate on an (n x n) @ (n x n) product: the machine's BLAS ceiling.
 double sgemm_gflops(int n) {
@@ -50,17 +46,16 @@ double sgemm_gflops(int n) {
 }
 
 double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
-  std::string cmd = args.at("python") + " " + args.at("peer-script") + " --family " +
-                    family_name(c.family) + " --n-kv-head " + std::to_string(c.n_kv_head) +
-                    " --intermediate " + std::to_string(c.intermediate) + " --rope-theta " +
-                    std::to_string(c.rope_theta) + " --tie " +
-                    std::to_string(c.tie_embeddings ? 1 : 0) + " --n-layer " +
-                    std::to_string(c.n_layer) + " --n-head " + std::to_string(c.n_head) +
-                    " --n-embd " + std::to_string(c.hidden) + " --vocab " +
-                    std::to_string(c.vocab_size) + " --n-positions " +
-                    std::to_string(c.max_seq_len) + " --batch " + args.at("batch") + " --seq " +
-                    args.at("seq") + " --steps " + args.at("steps") + " --warmup " +
-                    args.at("warmup") + " --threads " + args.at("threads");
+  std::string cmd =
+      args.at("python") + " " + args.at("peer-script") + " --family " + family_name(c.family) +
+      " --n-kv-head " + std::to_string(c.n_kv_head) + " --intermediate " +
+      std::to_string(c.intermediate) + " --rope-theta " + std::to_string(c.rope_theta) + " --tie " +
+      std::to_string(c.tie_embeddings ? 1 : 0) + " --n-layer " + std::to_string(c.n_layer) +
+      " --n-head " + std::to_string(c.n_head) + " --n-embd " + std::to_string(c.hidden) +
+      " --vocab " + std::to_string(c.vocab_size) + " --n-positions " +
+      std::to_string(c.max_seq_len) + " --batch " + args.at("batch") + " --seq " + args.at("seq") +
+      " --steps " + args.at("steps") + " --warmup " + args.at("warmup") + " --threads " +
+      args.at("threads");
   return bench::run_peer(cmd).at("ms_per_step").as_number();
 }
 
