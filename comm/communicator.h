@@ -34,15 +34,10 @@ struct CollectiveCounter {
 };
 using CommCounters = std::array<CollectiveCounter, kCollectiveCount>;
 
-// rank(), size() and all_reduce() come from ReduceGroup; a CommRequest's wait() follows the
-// timeout and failure rules above.
+// rank(), size(), all_reduce(), reduce_scatter() and all_gather() come from ReduceGroup;
+// a CommRequest's wait() follows the timeout and failure rules above.
 class Communicator : public ReduceGroup {
  public:
-  // Sum over ranks of send (size() * n elements), rank r receives block r (n elements).
-  // REQUIRES: send.numel() == size() * recv.numel(), same dtype.
-  virtual std::unique_ptr<CommRequest> reduce_scatter(Tensor send, Tensor recv) = 0;
-  // recv (size() * n elements) = every rank's send (n elements), in rank order.
-  virtual std::unique_ptr<CommRequest> all_gather(Tensor send, Tensor recv) = 0;
   virtual std::unique_ptr<CommRequest> broadcast(Tensor data, int root) = 0;
   virtual void barrier() = 0;
 

@@ -45,6 +45,12 @@ struct ModelOptions {
   int checkpointed_blocks;
   TpSlice tp;             // this rank's tensor-parallel slice (TpSlice{}: all)
   ReduceGroup* tp_group;  // its tensor-parallel group when tp.size > 1
+  // Megatron's sequence parallelism, with tp.size > 1: the residual stream (block inputs
+  // and outputs, norms, residual adds) holds 1/tp of a micro-batch's rows on each rank;
+  // each tensor-parallel all-reduce becomes a reduce-scatter into the stream and an
+  // all-gather out of it (core/decoder/block.h). A micro-batch whose rows (batch x seq)
+  // tp does not divide (a short last evaluation batch) runs without it.
+  bool sequence_parallel = false;
 };
 
 // Flat per-unit tensors, indexed by unit. Entries may be undefined while not needed.

@@ -1,6 +1,7 @@
 // ReduceGroup: what model code needs from communication — summing (or taking the maximum
-// of) a tensor in place across a group of ranks — so that tensor-parallel layers in core/
-// can reduce without core depending on comm/. comm's Communicator is one.
+// of) a tensor in place across a group of ranks, and (sequence parallelism) summing into
+// each rank's block or gathering the blocks — so that tensor-parallel layers in core/ can
+// communicate without core depending on comm/. comm's Communicator is one.
 //
 // A reduction is non-blocking: it returns a CommRequest to wait on, so a layer can start
 // it as soon as its input is ready and compute something else meanwhile.
@@ -28,6 +29,11 @@ class ReduceGroup {
   virtual int size() const = 0;
   // In place; data is f32, bf16 or fp16 (sum and max in f32 arithmetic per element).
   virtual std::unique_ptr<CommRequest> all_reduce(Tensor data, ReduceOp op) = 0;
+  // Sum over ranks of send (size() * n elements), rank r receives block r (n elements).
+  // REQUIRES: send.numel() == size() * recv.numel(), same dtype.
+  virtual std::unique_ptr<CommRequest> reduce_scatter(Tensor send, Tensor recv) = 0;
+  // recv (size() * n elements) = every rank's send (n elements), in rank order.
+  virtual std::unique_ptr<CommRequest> all_gather(Tensor send, Tensor recv) = 0;
 };
 
 }  // namespace llmft

@@ -14,9 +14,10 @@
 #   --ranks W        ranks to launch (default 2)
 #   --steps K        optimizer steps per layout (default 6; step 1 is warm-up and not timed)
 #   --out DIR        where results go (default ablation/)
-#   --layouts LIST   "tp,zero,micro_batch,grad_accum,ckpt[,offload];..." (ckpt: checkpointed
-#                    blocks, a count, or off/on for none/all; offload: on or off, the
-#                    optimizer in host memory, default off) instead of
+#   --layouts LIST   "tp,zero,micro_batch,grad_accum,ckpt[,offload[,sp]];..." (ckpt:
+#                    checkpointed blocks, a count, or off/on for none/all; offload: on or
+#                    off, the optimizer in host memory; sp: on or off, sequence
+#                    parallelism; both default off) instead of
 #                    every feasible layout; the planner's choice is added when missing
 #   --mpirun CMD     launcher prefix, split on spaces; it must start W ranks (default
 #                    "mpirun -n W --oversubscribe --bind-to none", plus
@@ -28,7 +29,7 @@
 # Workload options are the job's: --model, --data, --optimizer, --dtype, --seq-len,
 # --global-batch, --clip-grad, --device-memory, --memory-margin, --device, ...
 # Layout options among them (--tp, --zero, --micro-batch, --activation-checkpointing,
-# --offload-optimizer) constrain the plan. The script sets --steps, --metrics, --log-every and --threads.
+# --offload-optimizer, --sequence-parallel) constrain the plan. The script sets --steps, --metrics, --log-every and --threads.
 #
 # Writes to DIR: plan.json and plan.log (the planner), runs/LAYOUT.{jsonl,log} (each
 # run's metrics and output), ablation.csv, ablation.txt (table and summary) and
@@ -91,8 +92,8 @@ check_options() {
   IFS=';' read -r -a items <<<"${layouts_spec// /}"
   for item in "${items[@]}"; do
     [[ -n $item ]] || continue
-    [[ $item =~ ^[1-9][0-9]*,[0-3],[1-9][0-9]*,[1-9][0-9]*,([0-9]+|on|off)(,(on|off))?$ ]] ||
-      die "layout '$item' is not tp,zero,micro_batch,grad_accum,ckpt[,offload] (integers; zero 0-3; ckpt a count, on or off; offload on or off)"
+    [[ $item =~ ^[1-9][0-9]*,[0-3],[1-9][0-9]*,[1-9][0-9]*,([0-9]+|on|off)(,(on|off)(,(on|off))?)?$ ]] ||
+      die "layout '$item' is not tp,zero,micro_batch,grad_accum,ckpt[,offload[,sp]] (integers; zero 0-3; ckpt a count, on or off; offload and sp on or off)"
     tp=${item%%,*}
     [[ $((ranks % tp)) -eq 0 ]] || die "layout '$item': tp $tp does not divide --ranks $ranks"
   done
@@ -119,8 +120,8 @@ make_launcher() {
 }
 
 # The workload without the options a layout sets, for the training runs. Values may be
-# given as "--opt value" or "--opt=value"; --activation-checkpointing and
-# --offload-optimizer take their values only as "=value".
+# given as "--opt value" or "--opt=value"; --activation-checkpointing,
+# --offload-optimizer and --sequence-parallel take their values only as "=value".
 run_workload=()
 strip_layout_options() {
   run_workload=()
@@ -131,7 +132,7 @@ strip_layout_options() {
     case $name in
       --tp|--dp|--zero|--micro-batch|--grad-accum|--global-batch)
         [[ $arg == *=* ]] || i=$((i + 1)) ;;  # drop its value too
-      --activation-checkpointing|--offload-optimizer|--no-calibrate) ;;
+      --activation-checkpointing|--offload-optimizer|--sequence-parallel|--no-calibrate) ;;
       *) run_workload+=("$arg") ;;
     esac
     i=$((i + 1))
@@ -150,7 +151,7 @@ run_plan() {
   [[ -s $out/plan.json ]] || { echo "ablate: the plan wrote no $out/plan.json" >&2; exit 1; }
 }
 
-# Prints the layouts to run, one "tp zero micro_batch grad_accum ckpt offload" per line: the
+# Prints the layouts to run, one "tp zero micro_batch grad_accum ckpt offload sp" per line: the
 # --layouts list or the plan's feasible candidates, then the plan's choice if missing.
 list_layouts() {
   python3 - "$out/plan.json" "$layouts_spec" <<'PY'
@@ -160,7 +161,7 @@ spec = sys.argv[2]
 
 def key(c):
     return (c["tp"], c["zero"], c["micro_batch"], c["grad_accum"], c["checkpointed_blocks"],
-            int(c.get("offload_optimizer", False)))
+            int(c.get("offload_optimizer", False)), int(c.get("sequence_parallel", False)))
 
 # The model's blocks: the count of a candidate that checkpoints all of them.
 blocks = max([c.get("checkpointed_blocks", 0) for c in plan["candidates"]] + [1])
@@ -171,7 +172,8 @@ if spec:  # checked by check_options
         fields = item.split(",")
         ckpt = {"on": blocks, "off": 0}.get(fields[4]) if fields[4] in ("on", "off") else int(fields[4])
         offload = int(len(fields) > 5 and fields[5] == "on")
-        layouts.append(tuple(int(f) for f in fields[:4]) + (min(ckpt, blocks), offload))
+        sp = int(len(fields) > 6 and fields[6] == "on")
+        layouts.append(tuple(int(f) for f in fields[:4]) + (min(ckpt, blocks), offload, sp))
 else:
     layouts = [key(c) for c in plan["candidates"] if c.get("fits")]
 if plan.get("chosen") and key(plan["chosen"]) not in layouts:
@@ -184,20 +186,22 @@ for layout in layouts:
 PY
 }
 
-layout_name() {  # tp zero mb accum ckpt offload
+layout_name() {  # tp zero mb accum ckpt offload sp
   local name="dp$((ranks / $1))-tp$1-z$2-mb$3x$4"
+  [[ $7 -eq 0 ]] || name+="-sp"
   [[ $5 -eq 0 ]] || name+="-ckpt$5"
   [[ $6 -eq 0 ]] || name+="-offload"
   echo "$name"
 }
 
-# Trains one layout for --steps steps; appends "name tp zero mb accum ckpt offload rc" to
-# the manifest the report reads. Returns the run's exit status.
+# Trains one layout for --steps steps; appends "name tp zero mb accum ckpt offload sp rc"
+# to the manifest the report reads. Returns the run's exit status.
 run_layout() {
-  local tp=$1 zero=$2 mb=$3 accum=$4 ckpt=$5 offload=$6
+  local tp=$1 zero=$2 mb=$3 accum=$4 ckpt=$5 offload=$6 sp=$7
   local name rc=0
   name=$(layout_name "$@")
-  local ckpt_args=(--offload-optimizer="$( ((offload)) && echo on || echo off)")
+  local ckpt_args=(--offload-optimizer="$( ((offload)) && echo on || echo off)"
+                   --sequence-parallel="$( ((sp)) && echo on || echo off)")
   [[ $ckpt -eq 0 ]] || ckpt_args+=("--activation-checkpointing=$ckpt")
   rm -f "$out/runs/$name.jsonl"
   printf 'ablate: %-28s ' "$name"
@@ -211,7 +215,7 @@ run_layout() {
     echo "FAILED (exit $rc; see $out/runs/$name.log)"
     grep -m 1 -i 'error' "$out/runs/$name.log" | sed 's/^/ablate:   /' || true
   fi
-  echo "$name $tp $zero $mb $accum $ckpt $offload $rc" >>"$out/runs/manifest.txt"
+  echo "$name $tp $zero $mb $accum $ckpt $offload $sp $rc" >>"$out/runs/manifest.txt"
   return "$rc"
 }
 
@@ -228,7 +232,7 @@ CATEGORIES = ["params", "master_params", "grads", "optimizer_state", "activation
 
 def key(c):
     return (c["tp"], c["zero"], c["micro_batch"], c["grad_accum"], c["checkpointed_blocks"],
-            int(c.get("offload_optimizer", False)))
+            int(c.get("offload_optimizer", False)), int(c.get("sequence_parallel", False)))
 
 candidates = {key(c): c for c in plan["candidates"]}
 chosen_key = key(plan["chosen"]) if plan.get("chosen") else None
@@ -250,10 +254,11 @@ def measure(path):
 
 rows = []
 for line in open(os.path.join(out, "runs", "manifest.txt")):
-    name, tp, zero, mb, accum, ckpt, offload, rc = line.split()
-    k = (int(tp), int(zero), int(mb), int(accum), int(ckpt), int(offload))
+    name, tp, zero, mb, accum, ckpt, offload, sp, rc = line.split()
+    k = (int(tp), int(zero), int(mb), int(accum), int(ckpt), int(offload), int(sp))
     row = {"layout": name, "dp": ranks // k[0], "tp": k[0], "zero": k[1], "micro_batch": k[2],
            "grad_accum": k[3], "checkpointed_blocks": k[4], "offload_optimizer": k[5],
+           "sequence_parallel": k[6],
            "chosen": int(k == chosen_key),
            "rc": int(rc), "measured": None, "predicted": candidates.get(k)}
     if row["rc"] == 0:
@@ -280,7 +285,7 @@ for r in rows:
 
 # --- ablation.csv
 COLUMNS = ["layout", "dp", "tp", "zero", "micro_batch", "grad_accum", "checkpointed_blocks",
-           "offload_optimizer", "chosen", "predicted_peak_bytes", "measured_peak_bytes", "memory_error_pct",
+           "offload_optimizer", "sequence_parallel", "chosen", "predicted_peak_bytes", "measured_peak_bytes", "memory_error_pct",
            "predicted_step_s", "measured_step_s", "time_error_pct", "final_loss"]
 def csv_value(v):
     if v is None:
@@ -299,12 +304,13 @@ def ms(s):
     return "-" if s is None else f"{s * 1e3:.1f} ms"
 def pct(e, digits=1):
     return "-" if e is None else f"{e:+.{digits}f}%"
-header = ["layout", "dp", "tp", "zero", "mb", "accum", "ckpt", "offload", "chosen", "pred peak", "meas peak",
+header = ["layout", "dp", "tp", "sp", "zero", "mb", "accum", "ckpt", "offload", "chosen", "pred peak", "meas peak",
           "mem err", "pred step", "meas step", "time err", "final loss", "run"]
 table = [header]
 for r in rows:
     status = "ok" if r["rc"] == 0 and r["measured"] else (f"exit {r['rc']}" if r["rc"] else "no metrics")
-    table.append([r["layout"], r["dp"], r["tp"], r["zero"], r["micro_batch"], r["grad_accum"],
+    table.append([r["layout"], r["dp"], r["tp"], "on" if r["sequence_parallel"] else "off",
+                  r["zero"], r["micro_batch"], r["grad_accum"],
                   str(r["checkpointed_blocks"]) if r["checkpointed_blocks"] else "off",
                   "on" if r["offload_optimizer"] else "off",
                   "*" if r["chosen"] else "",
@@ -433,7 +439,7 @@ main() {
   [[ -n $layouts ]] || { echo "ablate: no feasible layout in $out/plan.json" >&2; exit 1; }
   echo "ablate: $(wc -l <<<"$layouts") layouts, $steps steps each"
   while read -r layout; do
-    # shellcheck disable=SC2086  # six fields on purpose
+    # shellcheck disable=SC2086  # seven fields on purpose
     run_layout $layout || failures=$((failures + 1))
   done <<<"$layouts"
 

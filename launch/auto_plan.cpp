@@ -130,7 +130,10 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   if (!values["activation-checkpointing"].defaulted()) {
     request.constraints.checkpointed_blocks = o.checkpointed_blocks;
   }
-  request.constraints.offload_optimizer = parse_offload(o.offload_optimizer);
+  request.constraints.offload_optimizer =
+      parse_layout_switch(o.offload_optimizer, "--offload-optimizer");
+  request.constraints.sequence_parallel =
+      parse_layout_switch(o.sequence_parallel, "--sequence-parallel");
 
   const PlanResult result = plan_layouts(request);
   if (lead) {
@@ -151,6 +154,7 @@ void apply_layout(TrainOptions& o, const Layout& layout) {
   o.grad_accum = layout.grad_accum;
   o.checkpointed_blocks = layout.checkpointed_blocks;
   o.offload = layout.offload_optimizer;
+  o.sequence = layout.sequence_parallel;
 }
 
 }  // namespace llmft

@@ -96,6 +96,7 @@ Json candidate_json(const Workload& w, const Candidate& c) {
       {"activation_checkpointing", Json::boolean(l.checkpointed_blocks > 0)},
       {"checkpointed_blocks", Json::number(l.checkpointed_blocks)},
       {"offload_optimizer", Json::boolean(l.offload_optimizer)},
+      {"sequence_parallel", Json::boolean(l.sequence_parallel)},
       {"micro_batch", Json::number(l.micro_batch)},
       {"grad_accum", Json::number(l.grad_accum)},
       {"seq_len", Json::number(w.seq_len)},

@@ -32,11 +32,17 @@ const char* const kOffloadHelp =
     "update them there (ZeRO-Offload): auto (the planner decides; off without --auto-plan), "
     "on, off; alone it means on";
 
-std::optional<bool> parse_offload(const std::string& value) {
+const char* const kSequenceParallelHelp =
+    "with --tp: the norm and residual regions hold 1/tp of each micro-batch's rows and the "
+    "tensor-parallel all-reduces become reduce-scatter + all-gather pairs (Megatron's "
+    "sequence parallelism): auto (the planner decides; off without --auto-plan), on, off; "
+    "alone it means on";
+
+std::optional<bool> parse_layout_switch(const std::string& value, const char* option) {
   if (value == "auto") return std::nullopt;
   if (value == "on") return true;
   if (value == "off") return false;
-  LLMFT_FAIL("--offload-optimizer " << value << ": use auto, on or off");
+  LLMFT_FAIL(option << " " << value << ": use auto, on or off");
 }
 
 po::options_description cluster_option_descriptions(ClusterOptions& o) {
@@ -114,7 +120,10 @@ po::options_description plan_option_descriptions(PlanOptions& o) {
        "many of the first blocks; alone it means all")
       ("offload-optimizer",
        po::value(&o.offload_optimizer)->default_value("auto")->implicit_value("on"),
-       kOffloadHelp);
+       kOffloadHelp)
+      ("sequence-parallel",
+       po::value(&o.sequence_parallel)->default_value("auto")->implicit_value("on"),
+       kSequenceParallelHelp);
   po::options_description output("Output");
   output.add_options()
       ("top", po::value(&o.top)->default_value(10),
@@ -146,7 +155,8 @@ PlanRequest plan_request(const PlanOptions& o, const po::variables_map& values) 
   if (values.count("zero")) r.constraints.zero_stage = o.zero;
   if (values.count("micro-batch")) r.constraints.micro_batch = o.micro_batch;
   r.constraints.checkpointed_blocks = checkpointing_constraint(o.activation_checkpointing);
-  r.constraints.offload_optimizer = parse_offload(o.offload_optimizer);
+  r.constraints.offload_optimizer = parse_layout_switch(o.offload_optimizer, "--offload-optimizer");
+  r.constraints.sequence_parallel = parse_layout_switch(o.sequence_parallel, "--sequence-parallel");
   return r;
 }
 

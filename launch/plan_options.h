@@ -20,11 +20,13 @@ struct ClusterOptions {
 };
 
 po::options_description cluster_option_descriptions(ClusterOptions& o);
-// --offload-optimizer's value: auto (searched by the planner; off in a run without it),
-// on or off. Others are an Error naming the option.
-std::optional<bool> parse_offload(const std::string& value);
-// Its help, shared by train and plan.
+// The value of a layout switch the planner can search (--offload-optimizer,
+// --sequence-parallel): auto (searched; off in a run without --auto-plan), on or off.
+// Others are an Error naming `option`.
+std::optional<bool> parse_layout_switch(const std::string& value, const char* option);
+// Their help, shared by train and plan.
 extern const char* const kOffloadHelp;
+extern const char* const kSequenceParallelHelp;
 // The --gpu preset with the overrides applied; errors name the option.
 DeviceDescription describe_device(const ClusterOptions& o);
 
@@ -36,7 +38,7 @@ struct PlanOptions {
   // Constraints, read only when given: --tp, --zero, --micro-batch, and
   // --activation-checkpointing (on, off, or auto to search it).
   int tp = 0, zero = 0, micro_batch = 0;
-  std::string activation_checkpointing, offload_optimizer;
+  std::string activation_checkpointing, offload_optimizer, sequence_parallel;
   bool json = false;
 };
 

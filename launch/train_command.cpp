@@ -86,7 +86,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   validate_train_options(o, mpi.size());
   const ModelConfig config = io::resolve_model(o.model);
   resolve_checkpointing(o, config.n_layer);
-  o.offload = parse_offload(o.offload_optimizer).value_or(false);
+  o.offload = parse_layout_switch(o.offload_optimizer, "--offload-optimizer").value_or(false);
+  o.sequence = parse_layout_switch(o.sequence_parallel, "--sequence-parallel").value_or(false);
   if (o.print_params) {
     if (mpi.rank() == 0) std::printf("%lld\n", static_cast<long long>(parameter_count(config)));
     return 0;
@@ -147,8 +148,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                           o.seq_len,
                           o.micro_batch * o.grad_accum * shape.dp,
                           o.clip_grad > 0};
-  const Layout layout{
-      shape.dp, shape.tp, o.zero, o.micro_batch, o.grad_accum, o.checkpointed_blocks, o.offload};
+  const Layout layout{shape.dp,     shape.tp,
+                      o.zero,       o.micro_batch,
+                      o.grad_accum, o.checkpointed_blocks,
+                      o.offload,    o.sequence && shape.tp > 1};
   MemoryPrediction predicted;
   size_t predicted_host = 0;  // the largest host pool of any rank (offload)
   for (int rank = 0; rank < mpi.size(); ++rank) {
@@ -204,6 +207,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   }
   ModelOptions model_options(false, tp_slice, tensor_parallel);
   model_options.checkpointed_blocks = o.checkpointed_blocks;
+  model_options.sequence_parallel = o.sequence && shape.tp > 1;
   std::unique_ptr<Model> model = make_model(config, *backend, allocator, model_options);
   Engine engine(*model, *backend, allocator, engine_options);
   // Checkpoints hold the whole model; each rank keeps its tensor-parallel slice.

@@ -95,6 +95,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("offload-optimizer",
        po::value(&o.offload_optimizer)->default_value("auto")->implicit_value("on"),
        kOffloadHelp)
+      ("sequence-parallel",
+       po::value(&o.sequence_parallel)->default_value("auto")->implicit_value("on"),
+       kSequenceParallelHelp)
       ("global-batch", po::value(&o.global_batch)->default_value(0),
        "windows per optimizer step over all data-parallel ranks (0 = micro-batch x "
        "grad-accum x dp); with an explicit layout it sets --grad-accum")
@@ -215,7 +218,8 @@ void validate_option_values(const TrainOptions& o) {
   LLMFT_REQUIRE(o.loss_scale_window > 0, "--loss-scale-window must be at least 1");
   LLMFT_REQUIRE(o.max_skipped_steps >= 0, "--max-skipped-steps must not be negative");
   parse_checkpointed_blocks(o.activation_checkpointing, "--activation-checkpointing");
-  parse_offload(o.offload_optimizer);
+  parse_layout_switch(o.offload_optimizer, "--offload-optimizer");
+  parse_layout_switch(o.sequence_parallel, "--sequence-parallel");
   if (!o.cluster.host_memory.empty()) parse_byte_size(o.cluster.host_memory, "--host-memory");
   DivergenceGuard::max_loss(o.max_loss, 2);  // the option's form; the bound needs the model
   LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
@@ -232,9 +236,22 @@ void validate_train_options(const TrainOptions& o, int world_size) {
                 "--comm nccl: NCCL cannot run two ranks on one GPU (--share-devices); use --comm "
                 "mpi or auto");
   check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
-  if (parse_offload(o.offload_optimizer).value_or(false)) {
+  if (parse_layout_switch(o.offload_optimizer, "--offload-optimizer").value_or(false)) {
     check_offload(parse_optimizer_kind(o.optimizer));
   }
+  LLMFT_REQUIRE(
+      o.auto_plan || o.tp > 1 ||
+          !parse_layout_switch(o.sequence_parallel, "--sequence-parallel").value_or(false),
+      "--sequence-parallel splits the sequence over the tensor-parallel group: it needs "
+      "--tp 2 or more (or --auto-plan)");
+  LLMFT_REQUIRE(
+      o.tp <= 1 ||
+          !parse_layout_switch(o.sequence_parallel, "--sequence-parallel").value_or(false) ||
+          int64_t{o.micro_batch} * o.seq_len % o.tp == 0,
+      "--sequence-parallel with --tp " << o.tp << ": a micro-batch's "
+                                       << int64_t{o.micro_batch} * o.seq_len
+                                       << " rows (--micro-batch x --seq-len) must be a multiple "
+                                          "of --tp; change --seq-len or --micro-batch");
   LLMFT_REQUIRE(o.checkpoint_every == 0 || !o.checkpoint_dir.empty(),
                 "--checkpoint-every needs --checkpoint-dir (where to save)");
   LLMFT_REQUIRE(!o.resume_weights_only || !o.resume.empty(),

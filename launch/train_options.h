@@ -22,6 +22,8 @@ struct TrainOptions {
   int checkpointed_blocks = 0;           // resolved for the model (resolve_checkpointing)
   std::string offload_optimizer;         // as given: auto, on or off
   bool offload = false;                  // resolved: by the value, or by --auto-plan
+  std::string sequence_parallel;         // as given: auto, on or off
+  bool sequence = false;                 // resolved: by the value, or by --auto-plan
   float initial_loss_scale;
   int loss_scale_window;
   int max_skipped_steps;

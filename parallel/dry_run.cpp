@@ -17,6 +17,7 @@ DryRun::DryRun(const ModelConfig& config, const RunShape& shape)
   }
   ModelOptions model_options(false, slice_, tensor_parallel_.get());
   model_options.checkpointed_blocks = shape.checkpointed_blocks;
+  model_options.sequence_parallel = shape.sequence_parallel;
   model_ = make_model(config, device_, allocator_, model_options);
   EngineOptions options;
   options.dtype = shape.dtype;

@@ -27,6 +27,7 @@ struct RunShape {
   OptimizerConfig optimizer;
   bool clip_grad = false;          // gradient clipping on (fused optimizers then run a norm pass)
   bool offload_optimizer = false;  // the optimizer in host memory (parallel/optimizer_offload.h)
+  bool sequence_parallel = false;  // with tp > 1 (core/model.h ModelOptions)
   int zero_stage = 0;
   int ranks = 1;    // data-parallel group size
   int rank = 0;     // this rank in the group (the last ranks may own fewer elements)

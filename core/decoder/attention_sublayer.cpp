@@ -13,7 +13,11 @@ Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& 
   const auto act = MemoryCategory::activations;
   Tensor normed = norm_forward(ctx, spec.norm, w.norm_w, w.norm_b, x, saved.norm, spec.norm_name);
   Tensor qkv = ctx.take(saved.qkv, {s.batch, s.seq_len, W}, act, "qkv");
-  ctx.be.linear_forward(qkv.reshaped({N, W}), normed, w.qkv_w, w.qkv_b);
+  {
+    Buffer rows_buf;
+    ctx.be.linear_forward(qkv.reshaped({N, W}), ctx.gather_rows(rows_buf, normed, "qkv input"),
+                          w.qkv_w, w.qkv_b);
+  }
   if (spec.rotary) {
     ctx.be.rope_forward(qkv, ctx.heads(), ctx.kv_heads(), rope_frequencies(c), ctx.position_offset);
   }
@@ -21,7 +25,7 @@ Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& 
   Tensor lse = ctx.take_f32(saved.lse, {s.batch, ctx.heads(), s.seq_len}, act, "attention lse");
   ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), ctx.heads(), ctx.kv_heads(),
                            ctx.first_query());
-  Tensor res = ctx.take(saved.res, {N, c.hidden}, act, "attention residual");
+  Tensor res = ctx.take(saved.res, {ctx.stream_rows(), c.hidden}, act, "attention residual");
   row_parallel_forward(ctx, res, att, w.proj_w, w.proj_b);
   ctx.be.add_inplace(res, x);
   return res;
@@ -34,9 +38,15 @@ void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& s
   const ModelConfig& c = ctx.config;
   const BlockShape s = ctx.shape;
   const int64_t N = s.rows(), C = c.hidden, A = ctx.heads() * c.head_dim(), W = ctx.qkv_width();
+  const int64_t L = ctx.stream_rows();
   Tensor att = ctx.view(saved.att, {N, A});
   Tensor datt = narrow.view(0, {N, A});
-  ctx.be.linear_backward(datt, false, g.proj_w, g.proj_b, stream, att, w.proj_w);
+  {
+    Buffer rows_buf;
+    ctx.be.linear_backward(datt, false, g.proj_w, g.proj_b,
+                           ctx.gather_rows(rows_buf, stream, "attention output gradient"), att,
+                           w.proj_w);
+  }
   Tensor dqkv = wide.view(0, {s.batch, s.seq_len, W});
   ctx.be.attention_backward(dqkv, datt, ctx.view(saved.qkv, {s.batch, s.seq_len, W}), att,
                             saved.lse.as(DType::f32, {s.batch, ctx.heads(), s.seq_len}),
@@ -45,10 +55,16 @@ void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& s
     ctx.be.rope_backward(dqkv, ctx.heads(), ctx.kv_heads(), rope_frequencies(c),
                          ctx.position_offset);
   }
-  column_parallel_backward(ctx, narrow, g.qkv_w, g.qkv_b, dqkv.reshaped({N, W}),
-                           ctx.view(saved.norm.out, {N, C}), w.qkv_w);
+  Tensor dnormed = narrow.view(0, {L, C});
+  {
+    Buffer rows_buf;
+    column_parallel_backward(
+        ctx, dnormed, g.qkv_w, g.qkv_b, dqkv.reshaped({N, W}),
+        ctx.gather_rows(rows_buf, ctx.view(saved.norm.out, {L, C}), "qkv input (backward)"),
+        w.qkv_w);
+  }
   // stream becomes d x = d res + the norm's backward.
-  norm_backward(ctx, spec.norm, stream, g.norm_w, g.norm_b, narrow, x, w.norm_w, saved.norm);
+  norm_backward(ctx, spec.norm, stream, g.norm_w, g.norm_b, dnormed, x, w.norm_w, saved.norm);
 }
 
 }  // namespace llmft

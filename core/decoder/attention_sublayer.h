@@ -1,7 +1,9 @@
 // The attention half of a pre-norm transformer block, shared by the families:
 //   res = x + proj(attention(rotate?(qkv(norm(x)))))
 // with causal (grouped-query) attention over the packed qkv projection. Under tensor
-// parallelism qkv is column-parallel (this rank's heads) and proj row-parallel.
+// parallelism qkv is column-parallel (this rank's heads) and proj row-parallel; under
+// sequence parallelism x, the norm and res hold this rank's stream rows, the norm's output
+// is gathered for qkv (again in backward) and d res for proj's backward.
 // Kept for backward
 // (activations): the norm's output and statistics, qkv (after rotation), the attention
 // output and its per-row log-sum-exp, and res (the MLP half's input).
@@ -29,12 +31,13 @@ struct AttentionSaved {
   Buffer qkv, att, lse, res;
 };
 
-// Returns res (N, C).
+// Returns res (stream rows, C).
 Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& spec,
                                   const AttentionWeights& w, Tensor x, AttentionSaved& saved);
 
 // On entry `stream` holds d(loss)/d(res); on return d(loss)/d(x). Gradients accumulate
-// into g. narrow (N, C) and wide (at least N x ctx.qkv_width()) are scratch the caller owns.
+// into g. narrow (N, C) and wide (at least N x ctx.qkv_width()) are scratch the caller owns;
+// stream and x hold the stream rows.
 void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& spec,
                                  const AttentionWeights& w, const AttentionWeights& g, Tensor x,
                                  const AttentionSaved& saved, Tensor stream, Tensor narrow,

@@ -31,6 +31,23 @@ void BlockContext::tp_reduce(Tensor t, ReduceOp op) const {
   if (auto request = start_tp_reduce(t, op)) request->wait();
 }
 
+Tensor BlockContext::gather_rows(Buffer& buffer, Tensor local, const std::string& what) const {
+  if (!sequence_parallel) return local;
+  Tensor all = take(buffer, {shape.rows(), local.dim(-1)}, MemoryCategory::workspace, what);
+  tp_group->all_gather(local, all)->wait();
+  return all;
+}
+
+Tensor BlockContext::partial_rows(Buffer& buffer, Tensor local, const std::string& what) const {
+  if (!sequence_parallel) return local;
+  return take(buffer, {shape.rows(), local.dim(-1)}, MemoryCategory::workspace, what);
+}
+
+std::unique_ptr<CommRequest> BlockContext::start_reduce_rows(Tensor partial, Tensor local) const {
+  if (!sequence_parallel) return start_tp_reduce(local);
+  return tp_group->reduce_scatter(partial, local);
+}
+
 Tensor BlockContext::attention_input(Tensor qkv) const {
   if (!kv_cache.defined()) return qkv;
   const int64_t B = qkv.dim(0), T = qkv.dim(1), W = qkv.dim(2), R = kv_cache.dim(1);

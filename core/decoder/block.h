@@ -29,6 +29,9 @@ struct BlockContext {
   TpSlice tp;       // the part of each layer this rank computes
   ReduceGroup* tp_group = nullptr;  // the tensor-parallel group; null when tp.size == 1
   DType activations = DType::f32;   // the compute dtype: activations and their gradients
+  // Sequence parallelism (ModelOptions): this rank's part of the residual stream is rows
+  // tp.rank x stream_rows() .. of the micro-batch's (batch x seq) rows, in order.
+  bool sequence_parallel = false;
 
   // This rank's attention heads and key/value heads.
   int heads() const { return config.n_head / tp.size; }
@@ -41,6 +44,19 @@ struct BlockContext {
   std::unique_ptr<CommRequest> start_tp_reduce(Tensor t, ReduceOp op = ReduceOp::sum) const;
   // The same, waiting for it.
   void tp_reduce(Tensor t, ReduceOp op = ReduceOp::sum) const;
+
+  // Rows of the residual stream this rank holds: all of them, or 1/tp of them under
+  // sequence parallelism.
+  int64_t stream_rows() const { return sequence_parallel ? shape.rows() / tp.size : shape.rows(); }
+  // Every row of `local` (stream_rows() rows): itself, or under sequence parallelism all
+  // ranks' rows gathered into `buffer` (workspace).
+  Tensor gather_rows(Buffer& buffer, Tensor local, const std::string& what) const;
+  // Where a layer writes results over every row that the group then sums into `local`
+  // (stream rows): `local` itself, or under sequence parallelism a workspace in `buffer`.
+  Tensor partial_rows(Buffer& buffer, Tensor local, const std::string& what) const;
+  // Starts that sum: an all-reduce of `local` in place, or under sequence parallelism a
+  // reduce-scatter of `partial` into `local` (null without a group).
+  std::unique_ptr<CommRequest> start_reduce_rows(Tensor partial, Tensor local) const;
 
   // Takes a buffer of `shape` in the activations' dtype and returns its tensor view.
   Tensor take(Buffer& buffer, Shape shape, MemoryCategory category, const std::string& what) const;

@@ -16,7 +16,9 @@ DecoderModel::DecoderModel(const ModelConfig& config, std::unique_ptr<Family> fa
       alloc_(allocator),
       checkpointed_blocks_(options.checkpointed_blocks),
       tp_(options.tp),
-      tp_group_(options.tp_group) {
+      tp_group_(options.tp_group),
+      sequence_parallel_(options.sequence_parallel && options.tp.size > 1),
+      split_rows_(false) {
   validate(config_);
   LLMFT_REQUIRE(config_.n_kv_head % tp_.size == 0 && config_.intermediate % tp_.size == 0 &&
                     (tp_.size == 1 || tp_group_),
@@ -46,6 +48,7 @@ void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale, 
     LLMFT_REQUIRE(batch.position == 0, "internal: a position offset needs begin_decoding");
   }
   shape_ = BlockShape{batch.batch, batch.seq_len};
+  split_rows_ = sequence_parallel_ && shape_.rows() % tp_.size == 0;
   position_ = batch.position;
   loss_scale_ = loss_scale;
   want_logits_ = want_logits;
@@ -66,7 +69,8 @@ int64_t DecoderModel::valid_vocab_rows() const {
 }
 
 BlockContext DecoderModel::context(int layer) const {
-  BlockContext ctx{be_, alloc_, config_, shape_, position_, Tensor(), tp_, tp_group_, activations_};
+  BlockContext ctx{be_,      alloc_, config_,   shape_,       position_,
+                   Tensor(), tp_,    tp_group_, activations_, split_rows_};
   if (layer >= 0 && !kv_caches_.empty()) {
     ctx.kv_cache = ctx.view(kv_caches_[layer], {decode_batch_, decode_len_, ctx.qkv_width()});
   }
@@ -77,6 +81,7 @@ void DecoderModel::begin_decoding(int batch, int max_len) {
   LLMFT_REQUIRE(max_len <= config_.max_seq_len,
                 "generation of " << max_len << " tokens exceeds the model's context of "
                                  << config_.max_seq_len);
+  LLMFT_REQUIRE(!sequence_parallel_, "internal: decoding under sequence parallelism");
   const int64_t W = context().qkv_width();
   kv_caches_.clear();
   for (int l = 0; l < config_.n_layer; ++l) {
@@ -93,11 +98,11 @@ void DecoderModel::end_decoding() {
 }
 
 Tensor DecoderModel::hidden(const Buffer& buffer) const {
-  return buffer.as(activations_, {shape_.rows(), config_.hidden});
+  return buffer.as(activations_, {context().stream_rows(), config_.hidden});
 }
 
 size_t DecoderModel::hidden_bytes() const {
-  return static_cast<size_t>(shape_.rows()) * config_.hidden * dtype_size(activations_);
+  return static_cast<size_t>(context().stream_rows()) * config_.hidden * dtype_size(activations_);
 }
 
 Tensor DecoderModel::block_input(int layer) const {
@@ -147,17 +152,22 @@ void DecoderModel::embedding_forward(const UnitTensors& units) {
   // Every rank looks up the tokens in its vocabulary rows (others give zero) and the sum
   // over the group completes the rows; tensor-parallel rank 0 adds the positions.
   const bool positions_here = u.params.size() > 1 && tp_.rank == 0;
-  Tensor out = hidden(embedding_out_);
+  const BlockContext ctx = context();
+  const Tensor out = hidden(embedding_out_);
+  Buffer partial_buf;
+  const Tensor partial = ctx.partial_rows(partial_buf, out, "embedding partial sums");
   be_.embedding_forward(
-      out, tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), u.slice(units.params[0], 0),
+      partial, tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), u.slice(units.params[0], 0),
       positions_here ? u.slice(units.params[0], 1) : Tensor(), position_, vocab_start_);
-  context().tp_reduce(out);
+  if (auto sum = ctx.start_reduce_rows(partial, out)) sum->wait();
 }
 
 void DecoderModel::embedding_backward(const UnitTensors& units, bool keep_activations) {
   const UnitLayout& u = units_[0];
   Tensor positions = u.params.size() > 1 ? u.slice(units.grads[0], 1) : Tensor();
-  be_.embedding_backward(u.slice(units.grads[0], 0), positions, hidden(stream_),
+  Buffer rows_buf;
+  be_.embedding_backward(u.slice(units.grads[0], 0), positions,
+                         context().gather_rows(rows_buf, hidden(stream_), "embedding gradient"),
                          tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), vocab_start_);
   stream_.reset();
   if (!keep_activations) embedding_out_.reset();
@@ -174,9 +184,13 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   logits_ = alloc_.allocate(static_cast<size_t>(N * V) * dtype_size(activations_),
                             MemoryCategory::activations, "logits");
   Tensor logits = logits_.as(activations_, {N, V});
-  be_.linear_forward(logits, normed, head_weight(units, false), Tensor());
-  if (want_logits_) return;
   const BlockContext ctx = context();
+  {
+    Buffer rows_buf;
+    be_.linear_forward(logits, ctx.gather_rows(rows_buf, normed, "LM head input"),
+                       head_weight(units, false), Tensor());
+  }
+  if (want_logits_) return;
   Buffer stats_buf;
   Tensor stats =
       ctx.take_f32(stats_buf, {3, N}, MemoryCategory::workspace, "cross-entropy statistics");
@@ -199,9 +213,14 @@ void DecoderModel::head_backward(const UnitTensors& units, bool keep_activations
   Buffer dnorm_buf =
       alloc_.allocate(hidden_bytes(), MemoryCategory::workspace, "final norm gradient");
   Tensor dnorm = hidden(dnorm_buf);
-  column_parallel_backward(context(), dnorm, head_weight(units, true), Tensor(),
-                           logits_.as(activations_, {N, V}), hidden(final_norm_.out),
-                           head_weight(units, false));
+  {
+    Buffer rows_buf;
+    const BlockContext ctx = context();
+    column_parallel_backward(
+        ctx, dnorm, head_weight(units, true), Tensor(), logits_.as(activations_, {N, V}),
+        ctx.gather_rows(rows_buf, hidden(final_norm_.out), "LM head input (backward)"),
+        head_weight(units, false));
+  }
   Tensor stream = hidden(stream_);
   be_.fill(stream, 0.0f);
   norm_backward(context(), family_->norm_kind(), stream, head.slice(hg, 0),

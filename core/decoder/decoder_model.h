@@ -9,7 +9,11 @@
 // gradient). Under tensor parallelism the embedding, the LM head and the cross-entropy
 // are vocabulary-parallel: each rank holds rows vocab_start .. + vocab_rows of the
 // (padded) vocabulary, its logits only for those, and the cross-entropy reduces its row
-// maxima, exp-sums and target logits over the group. With activation checkpointing a block keeps
+// maxima, exp-sums and target logits over the group. Under sequence parallelism the
+// residual stream between units (the embedding output, the blocks' outputs, their
+// gradients) holds this rank's stream rows (core/decoder/block.h): the embedding
+// reduce-scatters into them, the head gathers the final norm's output for the LM head.
+// With activation checkpointing a block keeps
 // only its output during forward and backward recomputes the rest from the block's input, giving
 // bitwise the same gradients.
 #pragma once
@@ -51,7 +55,7 @@ class DecoderModel : public Model {
   int64_t valid_vocab_rows() const;
   // The context of a block (layer >= 0: with its KV cache when decoding) or of the head.
   BlockContext context(int layer = -1) const;
-  // A (rows, hidden) activation in `buffer`, and the bytes of one.
+  // A (stream rows, hidden) activation in `buffer`, and the bytes of one.
   Tensor hidden(const Buffer& buffer) const;
   size_t hidden_bytes() const;
   Tensor block_input(int layer) const;
@@ -70,6 +74,8 @@ class DecoderModel : public Model {
   bool checkpointed(int layer) const { return layer < checkpointed_blocks_; }
   TpSlice tp_;
   ReduceGroup* tp_group_;
+  bool sequence_parallel_;          // ModelOptions
+  bool split_rows_;                 // this micro-batch's stream is split (its rows divide by tp)
   DType activations_ = DType::f32;  // the compute dtype (core/compute_dtype.h)
   std::vector<UnitLayout> units_;
   int64_t vocab_rows_;   // rows of the (vocabulary-parallel) token embedding and LM head

@@ -4,7 +4,7 @@ namespace llmft {
 
 Tensor norm_forward(const BlockContext& ctx, NormKind kind, Tensor weight, Tensor bias, Tensor x,
                     NormSaved& saved, const std::string& name) {
-  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden;
+  const int64_t N = ctx.stream_rows(), C = ctx.config.hidden;
   const auto act = MemoryCategory::activations;
   Tensor out = ctx.take(saved.out, {N, C}, act, name + " output");
   Tensor rstd = ctx.take_f32(saved.rstd, {N}, act, name + " rstd");
@@ -17,9 +17,12 @@ Tensor norm_forward(const BlockContext& ctx, NormKind kind, Tensor weight, Tenso
   return out;
 }
 
-void norm_backward(const BlockContext& ctx, NormKind kind, Tensor dx, Tensor dweight, Tensor dbias,
-                   Tensor dout, Tensor x, Tensor weight, const NormSaved& saved) {
-  const int64_t N = ctx.shape.rows();
+namespace {
+
+void norm_kernel_backward(const BlockContext& ctx, NormKind kind, Tensor dx, Tensor dweight,
+                          Tensor dbias, Tensor dout, Tensor x, Tensor weight,
+                          const NormSaved& saved) {
+  const int64_t N = ctx.stream_rows();
   Tensor rstd = saved.rstd.as(DType::f32, {N});
   if (kind == NormKind::layernorm) {
     ctx.be.layernorm_backward(dx, dweight, dbias, dout, x, weight, saved.mean.as(DType::f32, {N}),
@@ -27,6 +30,29 @@ void norm_backward(const BlockContext& ctx, NormKind kind, Tensor dx, Tensor dwe
   } else {
     ctx.be.rmsnorm_backward(dx, dweight, dout, x, weight, rstd);
   }
+}
+
+}  // namespace
+
+void norm_backward(const BlockContext& ctx, NormKind kind, Tensor dx, Tensor dweight, Tensor dbias,
+                   Tensor dout, Tensor x, Tensor weight, const NormSaved& saved) {
+  if (!ctx.sequence_parallel) {
+    norm_kernel_backward(ctx, kind, dx, dweight, dbias, dout, x, weight, saved);
+    return;
+  }
+  // This rank's rows give part of the weight's (and bias's) gradient: the group sums the
+  // parts, so every rank adds the whole gradient, as without sequence parallelism.
+  const int64_t C = weight.numel();
+  Buffer parts_buf;
+  Tensor parts = ctx.take(parts_buf, {(dbias.defined() ? 2 : 1) * C}, MemoryCategory::workspace,
+                          "norm gradient parts");
+  ctx.be.fill(parts, 0.0f);
+  const Tensor weight_part = parts.view(0, {C});
+  const Tensor bias_part = dbias.defined() ? parts.view(C, {C}) : Tensor();
+  norm_kernel_backward(ctx, kind, dx, weight_part, bias_part, dout, x, weight, saved);
+  ctx.tp_reduce(parts);
+  ctx.be.add_inplace(dweight, weight_part);
+  if (dbias.defined()) ctx.be.add_inplace(dbias, bias_part);
 }
 
 }  // namespace llmft

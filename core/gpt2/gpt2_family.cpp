@@ -106,12 +106,16 @@ void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout
 
   Tensor ln2 = norm_forward(ctx, NormKind::layernorm, w.ln2_w, w.ln2_b, res2, in->ln2, "ln_2");
   Tensor fc = ctx.take(in->fc, {N, I}, MemoryCategory::activations, "mlp c_fc output");
-  ctx.be.linear_forward(fc, ln2, w.fc_w, w.fc_b);
+  {
+    Buffer rows_buf;
+    ctx.be.linear_forward(fc, ctx.gather_rows(rows_buf, ln2, "mlp input"), w.fc_w, w.fc_b);
+  }
   Buffer gelu_buf;
   Tensor gelu = ctx.take(gelu_buf, {N, I}, MemoryCategory::workspace, "gelu output");
   ctx.be.gelu_forward(gelu, fc);
 
-  Tensor out = ctx.take(saved.out, {N, C}, MemoryCategory::activations, "block output");
+  Tensor out =
+      ctx.take(saved.out, {ctx.stream_rows(), C}, MemoryCategory::activations, "block output");
   row_parallel_forward(ctx, out, gelu, w.mlp_proj_w, w.mlp_proj_b);
   ctx.be.add_inplace(out, res2);
   saved.internals = std::move(in);
@@ -121,7 +125,8 @@ void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layou
                                 Tensor grads, Tensor x, const BlockSaved& saved,
                                 Tensor stream) const {
   const Weights w = bind(layout, params), g = bind(layout, grads);
-  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = w.fc_w.dim(0);
+  const int64_t N = ctx.shape.rows(), L = ctx.stream_rows(), C = ctx.config.hidden;
+  const int64_t I = w.fc_w.dim(0);
   const auto& in = static_cast<const Internals&>(*saved.internals);
   const auto ws = MemoryCategory::workspace;
   Buffer wide_buf, narrow_buf;
@@ -132,14 +137,24 @@ void Gpt2Family::block_backward(const BlockContext& ctx, const UnitLayout& layou
   Tensor fc = ctx.view(in.fc, {N, I});
   Tensor gelu = wide.view(0, {N, I});
   ctx.be.gelu_forward(gelu, fc);
-  ctx.be.linear_backward(Tensor(), false, g.mlp_proj_w, g.mlp_proj_b, stream, gelu, w.mlp_proj_w);
-  Tensor dfc = gelu;  // gelu(fc) is no longer needed: reuse its memory
-  ctx.be.linear_backward(dfc, false, Tensor(), Tensor(), stream, gelu, w.mlp_proj_w);
+  Tensor dfc = gelu;  // gelu(fc) is no longer needed after the weight gradient: reuse it
+  {
+    Buffer rows_buf;
+    const Tensor dout = ctx.gather_rows(rows_buf, stream, "mlp output gradient");
+    ctx.be.linear_backward(Tensor(), false, g.mlp_proj_w, g.mlp_proj_b, dout, gelu, w.mlp_proj_w);
+    ctx.be.linear_backward(dfc, false, Tensor(), Tensor(), dout, gelu, w.mlp_proj_w);
+  }
   ctx.be.gelu_backward(dfc, fc, dfc);
-  column_parallel_backward(ctx, narrow, g.fc_w, g.fc_b, dfc, ctx.view(in.ln2.out, {N, C}), w.fc_w);
+  Tensor dln2 = narrow.view(0, {L, C});
+  {
+    Buffer rows_buf;
+    column_parallel_backward(
+        ctx, dln2, g.fc_w, g.fc_b, dfc,
+        ctx.gather_rows(rows_buf, ctx.view(in.ln2.out, {L, C}), "mlp input (backward)"), w.fc_w);
+  }
   // stream becomes d res2 = d out + LayerNorm-2 backward.
-  norm_backward(ctx, NormKind::layernorm, stream, g.ln2_w, g.ln2_b, narrow,
-                ctx.view(in.attention.res, {N, C}), w.ln2_w, in.ln2);
+  norm_backward(ctx, NormKind::layernorm, stream, g.ln2_w, g.ln2_b, dln2,
+                ctx.view(in.attention.res, {L, C}), w.ln2_w, in.ln2);
   attention_sublayer_backward(ctx, kAttention, attention_weights(w), attention_weights(g), x,
                               in.attention, stream, narrow, wide);
 }

@@ -107,12 +107,16 @@ void LlamaFamily::block_forward(const BlockContext& ctx, const UnitLayout& layou
   Tensor n2 = norm_forward(ctx, NormKind::rmsnorm, w.post_norm, Tensor(), res2, in->n2,
                            "post_attention_layernorm");
   Tensor gate_up = ctx.take(in->gate_up, {N, 2 * I}, MemoryCategory::activations, "mlp gate/up");
-  ctx.be.linear_forward(gate_up, n2, w.gate_up, Tensor());
+  {
+    Buffer rows_buf;
+    ctx.be.linear_forward(gate_up, ctx.gather_rows(rows_buf, n2, "mlp input"), w.gate_up, Tensor());
+  }
   Buffer hidden_buf;
   Tensor hidden = ctx.take(hidden_buf, {N, I}, MemoryCategory::workspace, "swiglu output");
   ctx.be.swiglu_forward(hidden, gate_up);
 
-  Tensor out = ctx.take(saved.out, {N, C}, MemoryCategory::activations, "block output");
+  Tensor out =
+      ctx.take(saved.out, {ctx.stream_rows(), C}, MemoryCategory::activations, "block output");
   row_parallel_forward(ctx, out, hidden, w.down, Tensor());
   ctx.be.add_inplace(out, res2);
   saved.internals = std::move(in);
@@ -122,7 +126,8 @@ void LlamaFamily::block_backward(const BlockContext& ctx, const UnitLayout& layo
                                  Tensor grads, Tensor x, const BlockSaved& saved,
                                  Tensor stream) const {
   const Weights w = bind(layout, params), g = bind(layout, grads);
-  const int64_t N = ctx.shape.rows(), C = ctx.config.hidden, I = w.down.dim(1);
+  const int64_t N = ctx.shape.rows(), L = ctx.stream_rows(), C = ctx.config.hidden;
+  const int64_t I = w.down.dim(1);
   const auto& in = static_cast<const Internals&>(*saved.internals);
   const auto ws = MemoryCategory::workspace;
   Buffer hidden_buf, wide_buf, narrow_buf;
@@ -134,16 +139,25 @@ void LlamaFamily::block_backward(const BlockContext& ctx, const UnitLayout& layo
   // MLP; stream = d out.
   Tensor gate_up = ctx.view(in.gate_up, {N, 2 * I});
   ctx.be.swiglu_forward(hidden, gate_up);
-  ctx.be.linear_backward(Tensor(), false, g.down, Tensor(), stream, hidden, w.down);
-  Tensor dhidden = hidden;  // silu(g) * u is no longer needed: reuse its memory
-  ctx.be.linear_backward(dhidden, false, Tensor(), Tensor(), stream, hidden, w.down);
+  Tensor dhidden = hidden;  // silu(g) * u is no longer needed after the weight gradient
+  {
+    Buffer rows_buf;
+    const Tensor dout = ctx.gather_rows(rows_buf, stream, "mlp output gradient");
+    ctx.be.linear_backward(Tensor(), false, g.down, Tensor(), dout, hidden, w.down);
+    ctx.be.linear_backward(dhidden, false, Tensor(), Tensor(), dout, hidden, w.down);
+  }
   Tensor dgate_up = wide.view(0, {N, 2 * I});
   ctx.be.swiglu_backward(dgate_up, gate_up, dhidden);
-  column_parallel_backward(ctx, narrow, g.gate_up, Tensor(), dgate_up, ctx.view(in.n2.out, {N, C}),
-                           w.gate_up);
+  Tensor dn2 = narrow.view(0, {L, C});
+  {
+    Buffer rows_buf;
+    column_parallel_backward(
+        ctx, dn2, g.gate_up, Tensor(), dgate_up,
+        ctx.gather_rows(rows_buf, ctx.view(in.n2.out, {L, C}), "mlp input (backward)"), w.gate_up);
+  }
   // stream becomes d res2 = d out + post-attention RMSNorm backward.
-  norm_backward(ctx, NormKind::rmsnorm, stream, g.post_norm, Tensor(), narrow,
-                ctx.view(in.attention.res, {N, C}), w.post_norm, in.n2);
+  norm_backward(ctx, NormKind::rmsnorm, stream, g.post_norm, Tensor(), dn2,
+                ctx.view(in.attention.res, {L, C}), w.post_norm, in.n2);
   attention_sublayer_backward(ctx, kAttention, attention_weights(w), attention_weights(g), x,
                               in.attention, stream, narrow, wide);
 }

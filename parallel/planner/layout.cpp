@@ -13,6 +13,7 @@ RunShape run_shape(const Workload& w, const Layout& l, int dp_rank, int tp_rank)
   shape.optimizer = w.optimizer;
   shape.clip_grad = w.clip_grad;
   shape.offload_optimizer = l.offload_optimizer;
+  shape.sequence_parallel = l.sequence_parallel;
   shape.zero_stage = l.zero_stage;
   shape.ranks = l.dp;
   shape.rank = dp_rank;
@@ -42,6 +43,7 @@ std::string describe_layout(const Layout& l) {
      << l.micro_batch;
   if (l.grad_accum > 1) os << " x " << l.grad_accum << " accumulated";
   if (l.checkpointed_blocks > 0) os << ", checkpointing " << l.checkpointed_blocks << " blocks";
+  if (l.sequence_parallel) os << ", sequence parallel";
   if (l.offload_optimizer) os << ", optimizer offloaded";
   return os.str();
 }

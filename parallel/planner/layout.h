@@ -3,7 +3,8 @@
 // it on `dp x tp` ranks: the ZeRO stage, the micro-batch and gradient accumulation
 // (global batch = micro_batch x grad_accum x dp) and how many blocks are checkpointed
 // (the first ones: core/model.h's ModelOptions says why), and whether the optimizer is
-// offloaded to host memory (parallel/optimizer_offload.h).
+// offloaded to host memory (parallel/optimizer_offload.h), and whether tensor parallelism
+// runs Megatron's sequence parallelism.
 #pragma once
 
 #include <string>
@@ -32,6 +33,7 @@ struct Layout {
   int grad_accum = 1;
   int checkpointed_blocks = 0;  // activation checkpointing of the first blocks (n_layer: all)
   bool offload_optimizer = false;
+  bool sequence_parallel = false;  // with tp > 1 (core/model.h ModelOptions)
 
   int world() const { return dp * tp; }
 };

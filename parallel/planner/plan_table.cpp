@@ -36,9 +36,9 @@ std::string devices_line(const PlanRequest& r, const PlanResult& result) {
 // The ranked table's heading and rows, column for column.
 std::string heading() {
   char line[160];
-  std::snprintf(line, sizeof(line), "%3s %4s %4s %5s %7s   %-5s %4s %12s %12s %9s %9s %14s\n", "#",
-                "dp", "tp", "zero", "micro", "accum", "ckpt", "peak/device", "host/device",
-                "step s", "compute s", "exposed comm s");
+  std::snprintf(line, sizeof(line), "%3s %4s %4s %3s %5s %7s   %-5s %4s %12s %12s %9s %9s %14s\n",
+                "#", "dp", "tp", "sp", "zero", "micro", "accum", "ckpt", "peak/device",
+                "host/device", "step s", "compute s", "exposed comm s");
   return line;
 }
 
@@ -48,11 +48,11 @@ std::string row(int rank, const Candidate& c) {
   const std::string checkpointed =
       l.checkpointed_blocks > 0 ? std::to_string(l.checkpointed_blocks) : "off";
   const std::string host = l.offload_optimizer ? bytes_text(c.memory.host_peak) : "-";
-  std::snprintf(line, sizeof(line),
-                "%3d %4d %4d %5d %7d x %-5d %4s %12s %12s %9.3f %9.3f %14.3f%s\n", rank, l.dp, l.tp,
-                l.zero_stage, l.micro_batch, l.grad_accum, checkpointed.c_str(),
-                bytes_text(c.memory.peak).c_str(), host.c_str(), c.time.total_s, c.time.compute_s,
-                c.time.exposed_comm_s, rank == 1 ? "  <- chosen" : "");
+  std::snprintf(
+      line, sizeof(line), "%3d %4d %4d %3s %5d %7d x %-5d %4s %12s %12s %9.3f %9.3f %14.3f%s\n",
+      rank, l.dp, l.tp, l.sequence_parallel ? "on" : "-", l.zero_stage, l.micro_batch, l.grad_accum,
+      checkpointed.c_str(), bytes_text(c.memory.peak).c_str(), host.c_str(), c.time.total_s,
+      c.time.compute_s, c.time.exposed_comm_s, rank == 1 ? "  <- chosen" : "");
   return line;
 }
 

@@ -66,6 +66,18 @@ std::vector<bool> searched_offload(const PlanRequest& r) {
   return {false, true};
 }
 
+// Sequence parallelism needs tensor parallelism and a micro-batch's rows (micro-batch x
+// seq-len) divisible by tp.
+std::vector<bool> searched_sequence_parallel(const PlanRequest& r, int tp, int micro_batch) {
+  const bool possible = tp > 1 && static_cast<int64_t>(micro_batch) * r.workload.seq_len % tp == 0;
+  if (r.constraints.sequence_parallel) {
+    if (*r.constraints.sequence_parallel && !possible) return {};
+    return {*r.constraints.sequence_parallel};
+  }
+  if (!possible) return {false};
+  return {false, true};
+}
+
 bool fits(const RankMemory& m, const PlanResult& result) {
   return m.peak <= result.usable_bytes && m.host_peak <= result.usable_host_bytes;
 }
@@ -178,8 +190,11 @@ PlanResult plan_layouts(const PlanRequest& r) {
     for (int zero_stage : searched_stages(r, dp)) {
       for (int micro_batch : searched_micro_batches(r, per_rank)) {
         for (bool offload : searched_offload(r)) {
-          const Layout layout{dp, tp, zero_stage, micro_batch, per_rank / micro_batch, 0, offload};
-          add_checkpointing_choices(r, layout, result);
+          for (bool sequence : searched_sequence_parallel(r, tp, micro_batch)) {
+            const Layout layout{dp, tp,      zero_stage, micro_batch, per_rank / micro_batch,
+                                0,  offload, sequence};
+            add_checkpointing_choices(r, layout, result);
+          }
         }
       }
     }

@@ -6,7 +6,8 @@
 // ZeRO stages 0-3 (only 0 when dp is 1: there is nothing to shard), every micro-batch
 // that divides the global batch's share of a data-parallel rank (fused optimizers only
 // the one without accumulation, which they cannot do), checkpointing off and on, and for
-// SGD and AdamW the optimizer on the device and offloaded to host memory. A layout fits
+// SGD and AdamW the optimizer on the device and offloaded to host memory, and with tp > 1
+// sequence parallelism off and on (where tp divides a micro-batch's rows). A layout fits
 // when its peak per rank is at most the device memory x (1 - margin) and its host pool at
 // most the host memory per device x (1 - margin). Among those that fit the fastest wins;
 // ties go to the one needing less memory.
@@ -29,6 +30,7 @@ struct LayoutConstraints {
   // Checkpointed blocks; a count past the model's blocks means all of them.
   std::optional<int> checkpointed_blocks;
   std::optional<bool> offload_optimizer;
+  std::optional<bool> sequence_parallel;  // only ever on with tp > 1
 };
 
 struct PlanRequest {

@@ -21,11 +21,33 @@ void add_tensor_parallel(const Workload& w, const Layout& l, double compute_byte
   const auto all_reduce = Collective::all_reduce;
   const auto tp = CommGroup::tensor_parallel;
   const auto none = Overlap::none;
-  calls.push_back({"block all-reduces", all_reduce, tp, activation, 1,
-                   (2 * block_forwards + 2 * backwards * blocks) * l.grad_accum, none});
-  calls.push_back({"embedding all-reduce", all_reduce, tp, activation, 1, l.grad_accum, none});
-  calls.push_back({"head input-gradient all-reduce", all_reduce, tp, activation, 1,
-                   backwards * l.grad_accum, none});
+  const int block_sums = (2 * block_forwards + 2 * backwards * blocks) * l.grad_accum;
+  if (l.sequence_parallel) {
+    // Each sum of the stream is a reduce-scatter into it, each use of every row an
+    // all-gather out of it: in backward also the column-parallel inputs again (for the
+    // weight gradients), and the norms' weight gradients are summed over the group.
+    const auto reduce_scatter = Collective::reduce_scatter, all_gather = Collective::all_gather;
+    const int backward_passes_run = backwards * l.grad_accum;
+    const double norm_params = (w.model.family == ModelFamily::gpt2 ? 2.0 : 1.0) * w.model.hidden;
+    calls.push_back({"block reduce-scatters", reduce_scatter, tp, activation, 1, block_sums, none});
+    calls.push_back({"block all-gathers", all_gather, tp, activation, 1,
+                     block_sums + 2 * blocks * backward_passes_run, none});
+    calls.push_back(
+        {"embedding reduce-scatter", reduce_scatter, tp, activation, 1, l.grad_accum, none});
+    calls.push_back({"embedding gradient all-gather", all_gather, tp, activation, 1,
+                     backward_passes_run, none});
+    calls.push_back({"head input all-gathers", all_gather, tp, activation, 1,
+                     l.grad_accum + backward_passes_run, none});
+    calls.push_back({"head input-gradient reduce-scatter", reduce_scatter, tp, activation, 1,
+                     backward_passes_run, none});
+    calls.push_back({"norm weight-gradient all-reduces", all_reduce, tp,
+                     norm_params * compute_bytes, 1, (2 * blocks + 1) * backward_passes_run, none});
+  } else {
+    calls.push_back({"block all-reduces", all_reduce, tp, activation, 1, block_sums, none});
+    calls.push_back({"embedding all-reduce", all_reduce, tp, activation, 1, l.grad_accum, none});
+    calls.push_back({"head input-gradient all-reduce", all_reduce, tp, activation, 1,
+                     backwards * l.grad_accum, none});
+  }
   calls.push_back(
       {"cross-entropy row maxima", all_reduce, tp, tokens * kF32, 1, l.grad_accum, none});
   calls.push_back({"cross-entropy exp-sums and target logits", all_reduce, tp, 2 * tokens * kF32, 1,

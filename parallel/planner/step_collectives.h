@@ -9,7 +9,10 @@
 // backward (a fused optimizer's norm pass); the vocab-parallel embedding's forward
 // all-reduce, the head's input-gradient all-reduce, and the vocab-parallel
 // cross-entropy's 2 small reductions of f32 statistics (row maxima; exp-sums with target
-// logits). None overlaps. (The Engine's scalar sums, a few bytes, are left out.)
+// logits). None overlaps. (The Engine's scalar sums, a few bytes, are left out.) Under
+// sequence parallelism each of those all-reduces of the stream is a reduce-scatter into it
+// and an all-gather of every row out of it (the same bytes), backward gathers each
+// column-parallel input again, and the norms' weight gradients are all-reduced.
 //
 // Data parallelism, per unit: DDP all-reduces stored gradients once per step behind the
 // last micro-batch's backward; ZeRO-1 reduce-scatters them after backward; ZeRO-2/3

@@ -57,6 +57,8 @@ cli_failure(offload_lomo "--offload-optimizer with --optimizer lomo.*nothing to 
   --data ${cli_dir}/val.tok --optimizer lomo --offload-optimizer ${train_outputs})
 cli_failure(offload_value "--offload-optimizer maybe: use auto, on or off"
   --data ${cli_dir}/val.tok --offload-optimizer=maybe ${train_outputs})
+cli_failure(sequence_parallel_without_tp "--sequence-parallel splits the sequence.*needs --tp 2"
+  --data ${cli_dir}/val.tok --sequence-parallel ${train_outputs})
 cli_failure(host_memory_too_small "will not fit in host memory.*--host-memory 1.00 MiB"
   --data ${cli_dir}/val.tok --offload-optimizer --host-memory 1MiB ${train_outputs})
 
@@ -112,6 +114,18 @@ add_test(NAME cli_tp_heads COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
   --tp 2 --seq-len 32 --threads 1)
 set_tests_properties(cli_tp_heads PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60
   PASS_REGULAR_EXPRESSION "--tp 2 does not divide the attention heads \\(3\\).*use --tp 1")
+add_test(NAME cli_sequence_parallel_rows COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
+  ${LLMFT_MPI_FLAGS} ${llmft} --model llama-tiny --data ${cli_dir}/val.tok --tp 2
+  --sequence-parallel --seq-len 33 --micro-batch 1 --threads 1)
+set_tests_properties(cli_sequence_parallel_rows PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "a micro-batch's 33 rows .* must be a multiple of --tp"
+  FAIL_REGULAR_EXPRESSION "step +1/")
+# Sequence parallelism through the binary (tests/launch/sequence_parallel.sh).
+add_test(NAME cli_sequence_parallel_two_ranks COMMAND bash
+  ${CMAKE_CURRENT_SOURCE_DIR}/launch/sequence_parallel.sh ${llmft} ${cli_dir}/val.tok
+  ${cli_dir}/sequence_parallel ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(cli_sequence_parallel_two_ranks PROPERTIES FIXTURES_REQUIRED cli_data
+  TIMEOUT 120)
 
 # The planner from the command line: `llmft plan` refuses a model that fits no layout
 # (naming the closest one), and --auto-plan on 2 ranks plans (calibrating into a cache
@@ -149,7 +163,7 @@ add_test(NAME ablate_script COMMAND bash -c
      --out '${cli_dir}/ablation' --layouts 1,0,4,1,on -- --data '${cli_dir}/val.tok' \
      --model gpt2-tiny --seq-len 32 --global-batch 8 --tp 1 --zero 0 --micro-batch 4 \
      --activation-checkpointing --offload-optimizer=off && \
-   awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt4\" && $9 == 1 && $10 > 0 && $10 == $11' \
+   awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt4\" && $10 == 1 && $11 > 0 && $11 == $12' \
      '${cli_dir}/ablation/ablation.csv' | grep -q .")
 set_tests_properties(ablate_script PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 300)
 

@@ -2,7 +2,8 @@
 // single-rank twin (outputs and every gradient), the vocabulary-parallel embedding, head
 // and cross-entropy with a padded vocabulary, whole-model training against one rank for
 // tp = world and dp x tp meshes with ZeRO 0 and 3 (AdamW, LOMO and AdaLomo, whose
-// statistics are summed over the slices), the memory model on every rank, and the
+// statistics are summed over the slices), each with and without sequence parallelism, the
+// memory model on every rank, sequence parallelism's activation savings, and the
 // tensor-parallel traffic of a step against the time model's list of collectives.
 // Checks are CHECKs so that every rank enters every collective.
 #include <doctest/doctest.h>
@@ -154,10 +155,13 @@ TEST_CASE("tensor-parallel training equals one rank, alone and in dp x tp meshes
   const int n = world.size(), B = 2, T = 16;
   struct Layout {
     int tp, zero;
+    bool sequence_parallel;
   };
-  std::vector<Layout> layouts = {{n, 0}};
+  std::vector<Layout> layouts = {{n, 0, false}, {n, 0, true}};
   testing::WorstGaps gaps;
-  if (n == 4) layouts.insert(layouts.end(), {{2, 0}, {2, 3}});
+  if (n == 4) {
+    layouts.insert(layouts.end(), {{2, 0, false}, {2, 3, false}, {2, 0, true}, {2, 3, true}});
+  }
   for (Layout layout : layouts) {
     for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
       for (OptimizerKind kind :
@@ -168,6 +172,7 @@ TEST_CASE("tensor-parallel training equals one rank, alone and in dp x tp meshes
         if (kind == OptimizerKind::adalomo && family == ModelFamily::gpt2) continue;
         CAPTURE(layout.tp);
         CAPTURE(layout.zero);
+        CAPTURE(layout.sequence_parallel);
         CAPTURE(std::string(family_name(family)));
         CAPTURE(std::string(optimizer_kind_name(kind)));
         const ModelConfig c = tp_config(family);
@@ -178,7 +183,7 @@ TEST_CASE("tensor-parallel training equals one rank, alone and in dp x tp meshes
         o.data_parallel = dp > 1 ? &mesh.data_parallel() : nullptr;
         o.zero_stage = layout.zero;
         testing::TestTrainer parallel(c, o, 0, 1, TpSlice{mesh.tp_rank(), layout.tp},
-                                      o.tensor_parallel);
+                                      o.tensor_parallel, 0, false, layout.sequence_parallel);
         testing::TestTrainer single(c, options(kind), 0, 1);
         std::mt19937_64 rng(5);
         double worst_loss = 0, worst_norm = 0;
@@ -214,29 +219,38 @@ TEST_CASE("the memory model holds on every rank of a dp x tp mesh") {
   for (int zero : {0, 3}) {
     for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo, OptimizerKind::adalomo}) {
       for (DType dtype : {DType::f32, DType::bf16}) {
-        CAPTURE(zero);
-        CAPTURE(std::string(optimizer_kind_name(kind)));
-        CAPTURE(dtype_name(dtype));
-        const ModelConfig c = tp_config(ModelFamily::llama);
-        EngineOptions o = options(kind);
-        o.dtype = dtype;
-        o.tensor_parallel = &mesh.tensor_parallel();
-        o.data_parallel = dp > 1 ? &mesh.data_parallel() : nullptr;
-        o.zero_stage = zero;
-        testing::TestTrainer t(c, o, 0, 1, TpSlice{mesh.tp_rank(), tp}, o.tensor_parallel);
-        std::mt19937_64 rng(9);
-        for (int step = 1; step <= 2; ++step) {
-          const auto tokens = random_tokens(3 * 16, c.vocab_size, rng);
-          t.engine->train_step({MicroBatch{3, 16, tokens.data(), tokens.data()}}, step);
+        for (bool sequence_parallel : {false, true}) {
+          CAPTURE(sequence_parallel);
+          CAPTURE(zero);
+          CAPTURE(std::string(optimizer_kind_name(kind)));
+          CAPTURE(dtype_name(dtype));
+          const ModelConfig c = tp_config(ModelFamily::llama);
+          EngineOptions o = options(kind);
+          o.dtype = dtype;
+          o.tensor_parallel = &mesh.tensor_parallel();
+          o.data_parallel = dp > 1 ? &mesh.data_parallel() : nullptr;
+          o.zero_stage = zero;
+          testing::TestTrainer t(c, o, 0, 1, TpSlice{mesh.tp_rank(), tp}, o.tensor_parallel, 0,
+                                 false, sequence_parallel);
+          std::mt19937_64 rng(9);
+          for (int step = 1; step <= 2; ++step) {
+            const auto tokens = random_tokens(3 * 16, c.vocab_size, rng);
+            t.engine->train_step({MicroBatch{3, 16, tokens.data(), tokens.data()}}, step);
+          }
+          RunShape shape{3, 16, dtype, 0, o.optimizer, true};
+          shape.sequence_parallel = sequence_parallel;
+          shape.zero_stage = zero;
+          shape.ranks = dp;
+          shape.rank = mesh.dp_rank();
+          shape.tp = tp;
+          shape.tp_rank = mesh.tp_rank();
+          const MemoryPrediction p = predict_memory(c, shape);
+          CHECK(p.peak_total == t.alloc.total_peak());
+          for (int i = 0; i < kMemoryCategoryCount; ++i) {
+            CAPTURE(std::string(memory_category_name(static_cast<MemoryCategory>(i))));
+            CHECK(p.peak_by_category[i] == t.alloc.peak_by_category()[i]);
+          }
         }
-        RunShape shape{3, 16, dtype, 0, o.optimizer, true};
-        shape.zero_stage = zero;
-        shape.ranks = dp;
-        shape.rank = mesh.dp_rank();
-        shape.tp = tp;
-        shape.tp_rank = mesh.tp_rank();
-        const MemoryPrediction p = predict_memory(c, shape);
-        CHECK(p.peak_total == t.alloc.total_peak());
       }
     }
   }
@@ -246,36 +260,72 @@ TEST_CASE("tensor-parallel traffic per step is what the time model prices") {
   MpiCommunicator world(MPI_COMM_WORLD, 60);
   const int n = world.size(), B = 2, T = 16;
   const ModelConfig c = tp_config(ModelFamily::llama);
-  for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
-    for (int checkpointed : {0, 1, c.n_layer}) {  // none, the first block, all
-      CAPTURE(std::string(optimizer_kind_name(kind)));
-      CAPTURE(checkpointed);
-      Mesh mesh(world, MeshShape{1, n});
-      EngineOptions o = options(kind);  // clipping: LOMO runs a norm pass
-      o.tensor_parallel = &mesh.tensor_parallel();
-      testing::TestTrainer t(c, o, checkpointed, 1, TpSlice{mesh.tp_rank(), n}, o.tensor_parallel);
-      const int accum = is_fused(kind) ? 1 : 2;
-      std::mt19937_64 rng(4);
-      std::vector<std::vector<int32_t>> tokens;
-      std::vector<MicroBatch> batches;
-      for (int m = 0; m < accum; ++m) tokens.push_back(random_tokens(B * T, c.vocab_size, rng));
-      for (const auto& tk : tokens) batches.push_back(MicroBatch{B, T, tk.data(), tk.data()});
-      mesh.tensor_parallel().reset_counters();
-      t.engine->train_step(batches, 1);
-      const CollectiveCounter counted =
-          mesh.tensor_parallel().counters()[static_cast<int>(Collective::all_reduce)];
-      double expected_bytes = 0;
-      int64_t expected_calls = 0;
-      const Workload w{c, o.optimizer, DType::f32, T, B * accum, true};
-      for (const CollectiveCall& call :
-           step_collectives(w, Layout{1, n, 0, B, accum, checkpointed}, ComputeRule::f32)) {
-        expected_bytes += call.bytes * call.count;
-        expected_calls += static_cast<int64_t>(call.pieces) * call.count;
+  for (bool sequence_parallel : {false, true}) {
+    for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
+      for (int checkpointed : {0, 1, c.n_layer}) {  // none, the first block, all
+        CAPTURE(sequence_parallel);
+        CAPTURE(std::string(optimizer_kind_name(kind)));
+        CAPTURE(checkpointed);
+        Mesh mesh(world, MeshShape{1, n});
+        EngineOptions o = options(kind);  // clipping: LOMO runs a norm pass
+        o.tensor_parallel = &mesh.tensor_parallel();
+        testing::TestTrainer t(c, o, checkpointed, 1, TpSlice{mesh.tp_rank(), n}, o.tensor_parallel,
+                               0, false, sequence_parallel);
+        const int accum = is_fused(kind) ? 1 : 2;
+        std::mt19937_64 rng(4);
+        std::vector<std::vector<int32_t>> tokens;
+        std::vector<MicroBatch> batches;
+        for (int m = 0; m < accum; ++m) tokens.push_back(random_tokens(B * T, c.vocab_size, rng));
+        for (const auto& tk : tokens) batches.push_back(MicroBatch{B, T, tk.data(), tk.data()});
+        mesh.tensor_parallel().reset_counters();
+        t.engine->train_step(batches, 1);
+        // Counters hold each call's input: a whole buffer, except an all-gather's (a shard).
+        CollectiveCounter expected[kCollectiveCount] = {};
+        const Workload w{c, o.optimizer, DType::f32, T, B * accum, true};
+        const Layout l{1, n, 0, B, accum, checkpointed, false, sequence_parallel};
+        for (const CollectiveCall& call : step_collectives(w, l, ComputeRule::f32)) {
+          CollectiveCounter& e = expected[static_cast<int>(call.op)];
+          const double shards = call.op == Collective::all_gather ? n : 1;
+          e.bytes += static_cast<int64_t>(call.bytes / shards) * call.count;
+          e.calls += static_cast<int64_t>(call.pieces) * call.count;
+        }
+        // Besides: the gradient norm's 4-byte sums, one per backward pass.
+        const int norm_sums = backward_passes(w);
+        expected[static_cast<int>(Collective::all_reduce)].calls += norm_sums;
+        expected[static_cast<int>(Collective::all_reduce)].bytes += 4 * norm_sums;
+        for (Collective op :
+             {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+          CAPTURE(collective_name(op));
+          const CollectiveCounter& counted =
+              mesh.tensor_parallel().counters()[static_cast<int>(op)];
+          CHECK(counted.calls == expected[static_cast<int>(op)].calls);
+          CHECK(counted.bytes == expected[static_cast<int>(op)].bytes);
+        }
       }
-      // Besides: the gradient norm's 4-byte sums, one per backward pass.
-      const int norm_sums = backward_passes(w);
-      CHECK(counted.calls == expected_calls + norm_sums);
-      CHECK(static_cast<double>(counted.bytes) == expected_bytes + 4.0 * norm_sums);
     }
+  }
+}
+
+TEST_CASE("sequence parallelism divides the residual stream's activations by tp") {
+  // With every block checkpointed a block keeps only its input, a stream tensor, which
+  // falls by tp. The memory model is the real run's peak to the byte (tested above); the
+  // sizes are multiples of the allocator's 512 bytes, so the difference is exact.
+  const ModelConfig c = testing::family_config(ModelFamily::llama, {61, 64, 16, 8, 8, 0, 32});
+  for (int tp : {2, 4}) {
+    CAPTURE(tp);
+    RunShape shape{2, 48, DType::f32, c.n_layer, OptimizerConfig{}, true};
+    shape.tp = tp;
+    shape.tp_rank = 1;
+    const MemoryPrediction plain = predict_memory(c, shape);
+    shape.sequence_parallel = true;
+    const MemoryPrediction split = predict_memory(c, shape);
+    const auto activations = [](const MemoryPrediction& p) {
+      return static_cast<double>(p.peak_by_category[index_of(MemoryCategory::activations)]);
+    };
+    // At the peak (the last block's backward) 12 stream tensors of 96 rows x 16 f32 are
+    // held: the embedding output and the 8 block outputs, and the recomputed block's two
+    // norm outputs and attention residual; everything else is the same.
+    const double stream = 96.0 * 16 * 4;
+    CHECK(activations(plain) - activations(split) == 12 * stream * (1 - 1.0 / tp));
   }
 }

@@ -36,16 +36,18 @@ struct TestTrainer {
   std::unique_ptr<Engine> engine;
 
   // checkpointed_blocks: the first ones (ModelOptions; kAllBlocks: all). `offload`: the
-  // optimizer in the host pool (parallel/optimizer_offload.h).
+  // optimizer in the host pool (parallel/optimizer_offload.h); `sequence_parallel`: with
+  // tp_group (ModelOptions).
   TestTrainer(const ModelConfig& config, EngineOptions options, int checkpointed_blocks = 0,
               int threads = 0, TpSlice tp = {}, ReduceGroup* tp_group = nullptr, size_t budget = 0,
-              bool offload = false)
+              bool offload = false, bool sequence_parallel = false)
       : alloc(be.memory(), budget), host_alloc(be.host_pool_memory(), 0) {
     if (threads > 0) be.set_threads(threads);
     if (threads > 0) host_be.set_threads(threads);
     if (offload) options.offload = HostPool{&host_be, &host_alloc};
     ModelOptions model_options(false, tp, tp_group);
     model_options.checkpointed_blocks = checkpointed_blocks;
+    model_options.sequence_parallel = sequence_parallel;
     model = make_model(config, be, alloc, model_options);
     engine = std::make_unique<Engine>(*model, be, alloc, options);
   }

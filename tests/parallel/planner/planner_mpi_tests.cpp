@@ -1,8 +1,9 @@
 // The memory model and the planner on real runs under mpiexec -n 4 (CPU allocator):
 // the prediction equals the measured peak to the byte, in total and per category, on every
-// rank across families x dtypes x optimizers x ZeRO stages x tp x checkpointing x
-// micro-batch; and the layout the planner chooses for a memory budget trains under that
-// budget (the allocator refuses any allocation past it) at the predicted peak.
+// rank across families x dtypes x optimizers x ZeRO stages x tp (with and without
+// sequence parallelism) x checkpointing x micro-batch; and the layout the planner chooses for a
+// memory budget trains under that budget (the allocator refuses any allocation past it) at the
+// predicted peak.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -35,11 +36,12 @@ struct MeshTrainer {
   testing::TestTrainer trainer;
 
   MeshTrainer(Communicator& world, const ModelConfig& c, EngineOptions o, int tp, int zero,
-              int checkpointed_blocks, size_t budget = 0, bool offload = false)
+              int checkpointed_blocks, size_t budget = 0, bool offload = false,
+              bool sequence_parallel = false)
       : mesh(world, MeshShape{world.size() / tp, tp}),
         zero_stage(zero),
         trainer(c, with_groups(o, mesh, zero), checkpointed_blocks, 1, TpSlice{mesh.tp_rank(), tp},
-                tp > 1 ? &mesh.tensor_parallel() : nullptr, budget, offload) {}
+                tp > 1 ? &mesh.tensor_parallel() : nullptr, budget, offload, sequence_parallel) {}
 
   static EngineOptions with_groups(EngineOptions o, Mesh& mesh, int zero) {
     o.data_parallel = mesh.shape().dp > 1 ? &mesh.data_parallel() : nullptr;
@@ -86,31 +88,36 @@ TEST_CASE("the memory model equals the measured peak on every rank across the ma
           for (int tp : {1, 2}) {
             for (int checkpointed : {0, 1, c.n_layer}) {  // none, the first block, all
               for (int micro : {1, 3}) {
-                CAPTURE(std::string(family_name(family)));
-                CAPTURE(std::string(dtype_name(dtype)));
-                CAPTURE(std::string(optimizer_kind_name(kind)));
-                CAPTURE(zero);
-                CAPTURE(tp);
-                CAPTURE(checkpointed);
-                CAPTURE(micro);
-                EngineOptions o;
-                o.dtype = dtype;
-                o.optimizer.kind = kind;
-                o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
-                o.clip_grad = 1.0f;
-                o.loss_scale = LossScaleConfig{dtype == DType::f16, 1024.0f, 1000};
-                const int accum = is_fused(kind) ? 1 : 2;
-                MeshTrainer t(world, c, o, tp, zero, checkpointed);
-                t.train(micro, accum, T, c.vocab_size);
-                const MemoryPrediction p = predict_memory(
-                    c, t.shape(RunShape{micro, T, dtype, checkpointed, o.optimizer, true}));
-                const Allocator& alloc = t.trainer.alloc;
-                CHECK(p.peak_total == alloc.total_peak());
-                for (int k = 0; k < kMemoryCategoryCount; ++k) {
-                  CAPTURE(memory_category_name(static_cast<MemoryCategory>(k)));
-                  CHECK(p.peak_by_category[k] == alloc.peak_by_category()[k]);
+                for (bool sequence_parallel : {false, true}) {
+                  if (sequence_parallel && tp == 1) continue;  // it splits over the tp group
+                  CAPTURE(sequence_parallel);
+                  CAPTURE(std::string(family_name(family)));
+                  CAPTURE(std::string(dtype_name(dtype)));
+                  CAPTURE(std::string(optimizer_kind_name(kind)));
+                  CAPTURE(zero);
+                  CAPTURE(tp);
+                  CAPTURE(checkpointed);
+                  CAPTURE(micro);
+                  EngineOptions o;
+                  o.dtype = dtype;
+                  o.optimizer.kind = kind;
+                  o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
+                  o.clip_grad = 1.0f;
+                  o.loss_scale = LossScaleConfig{dtype == DType::f16, 1024.0f, 1000};
+                  const int accum = is_fused(kind) ? 1 : 2;
+                  MeshTrainer t(world, c, o, tp, zero, checkpointed, 0, false, sequence_parallel);
+                  t.train(micro, accum, T, c.vocab_size);
+                  RunShape base{micro, T, dtype, checkpointed, o.optimizer, true};
+                  base.sequence_parallel = sequence_parallel;
+                  const MemoryPrediction p = predict_memory(c, t.shape(base));
+                  const Allocator& alloc = t.trainer.alloc;
+                  CHECK(p.peak_total == alloc.total_peak());
+                  for (int k = 0; k < kMemoryCategoryCount; ++k) {
+                    CAPTURE(memory_category_name(static_cast<MemoryCategory>(k)));
+                    CHECK(p.peak_by_category[k] == alloc.peak_by_category()[k]);
+                  }
+                  ++runs;
                 }
-                ++runs;
               }
             }
           }
@@ -205,7 +212,7 @@ TEST_CASE("the planner's choice for a memory budget trains within it at the pred
     o.clip_grad = 1.0f;
     // The allocator refuses (throws) any allocation past the usable budget.
     MeshTrainer t(world, c, o, l.tp, l.zero_stage, l.checkpointed_blocks, result.usable_bytes,
-                  l.offload_optimizer);
+                  l.offload_optimizer, l.sequence_parallel);
     t.train(l.micro_batch, l.grad_accum, 16, c.vocab_size);
     CHECK(t.trainer.alloc.total_peak() <= result.usable_bytes);
     CHECK(result.chosen()->memory.host_peak == t.trainer.host_alloc.total_peak());

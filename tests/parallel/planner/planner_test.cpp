@@ -47,9 +47,11 @@ TEST_CASE("LOMO fits LLaMA-65B on 8 x RTX 3090; AdamW does not") {
   CHECK(chosen.layout.grad_accum == 1);  // LOMO cannot accumulate
   CHECK(chosen.layout.micro_batch * chosen.layout.dp == 8);
   // A GPU computes in fp16; charged the CPU backend's f32 working copies, activations
-  // and gradients, the same job fits no layout.
+  // and gradients, the same job fits no layout without sequence parallelism (which
+  // divides the stream's activations by tp).
   PlanRequest charged_as_cpu = lomo;
   charged_as_cpu.device.compute = ComputeRule::f32;
+  charged_as_cpu.constraints.sequence_parallel = false;
   CHECK(plan_layouts(charged_as_cpu).chosen() == nullptr);
 
   const PlanRequest adamw = llama_65b_on_rtx3090(OptimizerKind::adamw);
@@ -71,6 +73,7 @@ TEST_CASE("the planner keeps explicit layout choices") {
   r.constraints.micro_batch = 2;
   r.constraints.checkpointed_blocks = ModelOptions::kAllBlocks;
   r.constraints.offload_optimizer = true;
+  r.constraints.sequence_parallel = true;
   const PlanResult result = plan_layouts(r);
   REQUIRE(result.candidates.size() == 1);
   const Layout& l = result.candidates.front().layout;
@@ -81,6 +84,7 @@ TEST_CASE("the planner keeps explicit layout choices") {
   CHECK(l.grad_accum == 2);
   CHECK(l.checkpointed_blocks == 32);  // all of llama-7b's blocks
   CHECK(l.offload_optimizer);
+  CHECK(l.sequence_parallel);
 
   r.constraints.tp = 3;
   CHECK_THROWS_WITH_AS(plan_layouts(r), doctest::Contains("--tp 3 does not divide"), Error);
@@ -104,9 +108,9 @@ TEST_CASE("the planner searches every layout and ranks the fitting ones by step 
     }
   }
   // tp 1, 2, 4, 8 (dp 8, 4, 2, 1) x ZeRO 0-3 (only 0 when dp is 1) x the micro-batches
-  // dividing 16 / dp x the optimizer on the device or offloaded x checkpointing of no block
-  // and of all 32, plus, where no block does not fit and all do, the fewest first blocks
-  // that fit: fewer fit no more.
+  // dividing 16 / dp x sequence parallelism off and on (tp > 1) x the optimizer on the
+  // device or offloaded x checkpointing of no block and of all 32, plus, where no block
+  // does not fit and all do, the fewest first blocks that fit: fewer fit no more.
   size_t partial = 0;
   for (const Candidate& c : result.candidates) {
     const int k = c.layout.checkpointed_blocks;
@@ -119,7 +123,7 @@ TEST_CASE("the planner searches every layout and ranks the fitting ones by step 
     CHECK(predict_rank_memory(r.workload, fewer, r.device).peak > result.usable_bytes);
   }
   CHECK(partial >= 1);
-  const size_t expected = (4 * 2 + 4 * 3 + 4 * 4 + 1 * 5) * 2 * 2 + partial;
+  const size_t expected = (4 * 2 + (4 * 3 + 4 * 4 + 1 * 5) * 2) * 2 * 2 + partial;
   CHECK(result.candidates.size() == expected);
 }
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sequence parallelism through the binary: 2 ranks at tp 2 train to the same losses and
+# gradient norms with and without --sequence-parallel (to the printed 4 digits: the norms'
+# weight gradients are summed over the group in another order), and the run with it
+# holds fewer activations, as the memory model predicts.
+# usage: sequence_parallel.sh LLMFT DATA WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
+set -euo pipefail
+llmft=$1 data=$2 work=$3
+shift 3
+mkdir -p "$work"
+# value KEY FILE: the number after "KEY": on the metrics file's last line.
+value() { tail -n 1 "$2" | sed -E "s/.*\"$1\":([0-9.e+]+).*/\1/"; }
+for sp in off on; do
+  "$@" -n 2 "$llmft" --model gpt2-tiny --data "$data" --tp 2 --steps 3 --seq-len 32 \
+    --micro-batch 2 --threads 1 --log-every 1 --sequence-parallel="$sp" \
+    --metrics "$work/sp_$sp.jsonl" > "$work/sp_$sp.log" 2>&1 ||
+    { echo "FAILED: --sequence-parallel=$sp exited non-zero:"; cat "$work/sp_$sp.log"; exit 1; }
+  # step, loss, lr and gradient norm of each step
+  grep '^step' "$work/sp_$sp.log" | cut -d'|' -f1-4 > "$work/sp_$sp.steps"
+done
+[[ $(wc -l < "$work/sp_on.steps") -eq 3 ]] || { echo "FAILED: not 3 steps"; exit 1; }
+cat "$work/sp_on.steps"
+cmp "$work/sp_off.steps" "$work/sp_on.steps" ||
+  { echo "FAILED: the losses differ:"; paste "$work/sp_off.steps" "$work/sp_on.steps"; exit 1; }
+measured=$(value worst_rank_peak_memory_bytes "$work/sp_on.jsonl")
+predicted=$(value predicted_peak_memory_bytes "$work/sp_on.jsonl")
+off_activations=$(value activations "$work/sp_off.jsonl")
+on_activations=$(value activations "$work/sp_on.jsonl")
+echo "peak $measured bytes (predicted $predicted); activations $off_activations bytes without, $on_activations with"
+[[ $measured == "$predicted" ]] || { echo "FAILED: the measured peak is not the predicted one"; exit 1; }
+awk -v a="$on_activations" -v b="$off_activations" 'BEGIN { exit !(a < b) }' ||
+  { echo "FAILED: sequence parallelism did not lower the activations"; exit 1; }
