@@ -9,7 +9,8 @@
 # --peak-tflops, default the H200's 989 dense bf16 TFLOP/s) for gpt2 (124M), gpt2-xl and
 # TinyLlama-1.1B with and without activation checkpointing, the same steps in PyTorch
 # where python3 has torch and transformers, predicted vs measured peaks for adamw, lomo
-# and adalomo, and LLaMA-7B with LOMO on the one GPU. Everything goes to stdout and, when
+# and adalomo, and LLaMA-7B with LOMO on the one GPU; optimizer offload and sequence
+# parallelism (two ranks sharing the GPU). Everything goes to stdout and, when
 # $OUT is set, to $OUT/gpu_check.log.
 #
 # On a machine without llmft's build dependencies and without a package registry, run
@@ -64,6 +65,19 @@ if [[ $(id -u) -eq 0 ]]; then mpi_flags+=(--allow-run-as-root); fi
 check env LLMFT_TEST_DEVICE=cuda bash "$root/tests/launch/layout_invariance.sh" "$build/llmft" \
   "$root" /tmp/layout_invariance_cuda mpiexec "${mpi_flags[@]}"
 check mpiexec -n 1 "${mpi_flags[@]}" "$build/tests/nccl_tests"
+
+step "optimizer offload (pinned host pool) and sequence parallelism on the GPU"
+# The memory tables print the GPU allocator's and the host pool's measured peaks beside
+# the predictions; the first two runs' losses should agree to the printed digits in fp32.
+for offload in off on; do
+  check "$build/llmft" --device cuda --model llama-tiny --data /tmp/val.tok --steps 3 \
+    --log-every 1 --micro-batch 2 --grad-accum 2 --offload-optimizer=$offload
+done
+check "$build/llmft" --device cuda --model tinyllama-1.1b --data /tmp/val.tok --steps 2 \
+  --log-every 1 --dtype bf16 --seq-len 256 --micro-batch 2 --offload-optimizer --clip-grad 0
+check env LLMFT_EXTRA_OPTIONS="--device cuda --share-devices" bash \
+  "$root/tests/launch/sequence_parallel.sh" "$build/llmft" /tmp/val.tok /tmp/sequence_parallel_cuda \
+  mpiexec "${mpi_flags[@]}"
 
 step "conformance under compute-sanitizer (memcheck, then racecheck on attention)"
 if command -v compute-sanitizer > /dev/null; then

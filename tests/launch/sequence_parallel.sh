@@ -2,17 +2,20 @@
 # Sequence parallelism through the binary: 2 ranks at tp 2 train to the same losses and
 # gradient norms with and without --sequence-parallel (to the printed 4 digits: the norms'
 # weight gradients are summed over the group in another order), and the run with it
-# holds fewer activations, as the memory model predicts.
+# holds fewer activations, as the memory model predicts. Extra llmft options come from
+# LLMFT_EXTRA_OPTIONS (scripts/gpu_check.sh runs it on the GPU: --device cuda
+# --share-devices, the ranks sharing it).
 # usage: sequence_parallel.sh LLMFT DATA WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
 set -euo pipefail
 llmft=$1 data=$2 work=$3
 shift 3
 mkdir -p "$work"
+read -r -a extra <<<"${LLMFT_EXTRA_OPTIONS:-}"
 # value KEY FILE: the number after "KEY": on the metrics file's last line.
 value() { tail -n 1 "$2" | sed -E "s/.*\"$1\":([0-9.e+]+).*/\1/"; }
 for sp in off on; do
   "$@" -n 2 "$llmft" --model gpt2-tiny --data "$data" --tp 2 --steps 3 --seq-len 32 \
-    --micro-batch 2 --threads 1 --log-every 1 --sequence-parallel="$sp" \
+    --micro-batch 2 --threads 1 --log-every 1 --sequence-parallel="$sp" "${extra[@]}" \
     --metrics "$work/sp_$sp.jsonl" > "$work/sp_$sp.log" 2>&1 ||
     { echo "FAILED: --sequence-parallel=$sp exited non-zero:"; cat "$work/sp_$sp.log"; exit 1; }
   # step, loss, lr and gradient norm of each step
