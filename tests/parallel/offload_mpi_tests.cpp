@@ -1,9 +1,9 @@
 // Optimizer offload under mpiexec (-n 2 and -n 4): with SGD and AdamW in the host pool,
 // every ZeRO stage, with and without clipping (the update during the last backward, or
-// after it), trains to the losses and weights of the same layout with the optimizer on the
-// device; the memory model predicts both pools to the byte on every rank; LOMO and AdaLomo
-// are refused with the reason. Checks are CHECKs so that every rank enters every
-// collective (see tests/support/mpi_doctest_main.cpp).
+// after it), and in a dp x tp mesh with and without sequence parallelism, trains to the
+// losses and weights of the same layout with the optimizer on the device; the memory model predicts
+// both pools to the byte on every rank; LOMO and AdaLomo are refused with the reason. Checks are
+// CHECKs so that every rank enters every collective (see tests/support/mpi_doctest_main.cpp).
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -13,6 +13,7 @@
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
 #include "parallel/memory_model.h"
+#include "parallel/mesh.h"
 #include "tests/support/parity.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
@@ -90,6 +91,41 @@ TEST_CASE("an offloaded optimizer trains to the losses and weights of the device
     }
   }
   MESSAGE("offloaded vs on the device, " << world.size() << " ranks: " << gaps.summary());
+}
+
+TEST_CASE("an offloaded optimizer in a dp x tp mesh trains as the device one does") {
+  // Each rank offloads the state of its tensor-parallel slice (its ZeRO shard of it); f32,
+  // the same argument and bound as above.
+  MpiCommunicator world(MPI_COMM_WORLD, 60);
+  const int B = 2, T = 16, tp = 2, dp = world.size() / tp;
+  Mesh mesh(world, MeshShape{dp, tp});
+  for (int zero : {0, 3}) {
+    for (bool sequence_parallel : {false, true}) {
+      CAPTURE(zero);
+      CAPTURE(sequence_parallel);
+      const ModelConfig c = family_config(ModelFamily::llama, {61, 16, 32, 2, 4, 0, 48});
+      EngineOptions o = options(OptimizerKind::adamw, 1.0f, DType::f32);
+      o.tensor_parallel = &mesh.tensor_parallel();
+      o.data_parallel = dp > 1 ? &mesh.data_parallel() : nullptr;
+      o.zero_stage = zero;
+      const TpSlice slice{mesh.tp_rank(), tp};
+      testing::TestTrainer offloaded(c, o, 0, 1, slice, o.tensor_parallel, 0, true,
+                                     sequence_parallel);
+      testing::TestTrainer device(c, o, 0, 1, slice, o.tensor_parallel, 0, false,
+                                  sequence_parallel);
+      std::mt19937_64 rng(17 + mesh.dp_rank());  // the same batches on a replica's tp ranks
+      double worst = 0;
+      for (int step = 1; step <= 6; ++step) {
+        const auto tokens = step_tokens(c, B, T, rng);
+        const StepStats a = offloaded.engine->train_step(micro_batches(tokens, B, T), step);
+        const StepStats b = device.engine->train_step(micro_batches(tokens, B, T), step);
+        worst = std::max(worst, testing::relative_difference(a.loss, b.loss));
+      }
+      CHECK(worst < testing::kFp32Parity);
+      // This rank's slices (LLaMA has no undetermined biases to leave out).
+      CHECK(testing::relative_distance(offloaded.params(), device.params()) < testing::kFp32Parity);
+    }
+  }
 }
 
 TEST_CASE("bf16 weights with an offloaded optimizer track the device's within bf16 precision") {
