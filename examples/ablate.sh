@@ -249,6 +249,7 @@ def measure(path):
             raise ValueError(f"no '{field}' in the metrics (is llmft older than the script?)")
     timed = [s["step_seconds"] for s in steps if s["step"] > 1] or [steps[0]["step_seconds"]]
     return {"peak": max(s["worst_rank_peak_memory_bytes"] for s in steps),
+            "host_peak": max(s.get("host_peak_memory_bytes", 0) for s in steps),
             "by_category": last["worst_rank_peak_by_category"],
             "step_s": statistics.median(timed), "loss": last["loss"]}
 
@@ -281,12 +282,18 @@ for r in rows:
     r["measured_step_s"] = m["step_s"] if m else None
     r["final_loss"] = m["loss"] if m else None
     r["memory_error_pct"] = error_pct(r["predicted_peak_bytes"], r["measured_peak_bytes"])
+    # The host pool of an offloaded optimizer: rank 0's, which holds the largest shard.
+    offloaded = r["offload_optimizer"] and p and p.get("host")
+    r["predicted_host_peak_bytes"] = p["host"]["peak"] if offloaded else None
+    r["measured_host_peak_bytes"] = m["host_peak"] if offloaded and m else None
+    r["host_error_pct"] = error_pct(r["predicted_host_peak_bytes"], r["measured_host_peak_bytes"])
     r["time_error_pct"] = error_pct(r["predicted_step_s"], r["measured_step_s"])
 
 # --- ablation.csv
 COLUMNS = ["layout", "dp", "tp", "zero", "micro_batch", "grad_accum", "checkpointed_blocks",
            "offload_optimizer", "sequence_parallel", "chosen", "predicted_peak_bytes", "measured_peak_bytes", "memory_error_pct",
-           "predicted_step_s", "measured_step_s", "time_error_pct", "final_loss"]
+           "predicted_step_s", "measured_step_s", "time_error_pct", "final_loss",
+           "predicted_host_peak_bytes", "measured_host_peak_bytes", "host_error_pct"]
 def csv_value(v):
     if v is None:
         return ""
@@ -305,7 +312,7 @@ def ms(s):
 def pct(e, digits=1):
     return "-" if e is None else f"{e:+.{digits}f}%"
 header = ["layout", "dp", "tp", "sp", "zero", "mb", "accum", "ckpt", "offload", "chosen", "pred peak", "meas peak",
-          "mem err", "pred step", "meas step", "time err", "final loss", "run"]
+          "mem err", "pred host", "meas host", "pred step", "meas step", "time err", "final loss", "run"]
 table = [header]
 for r in rows:
     status = "ok" if r["rc"] == 0 and r["measured"] else (f"exit {r['rc']}" if r["rc"] else "no metrics")
@@ -315,7 +322,8 @@ for r in rows:
                   "on" if r["offload_optimizer"] else "off",
                   "*" if r["chosen"] else "",
                   mib(r["predicted_peak_bytes"]), mib(r["measured_peak_bytes"]),
-                  pct(r["memory_error_pct"], 2), ms(r["predicted_step_s"]), ms(r["measured_step_s"]),
+                  pct(r["memory_error_pct"], 2), mib(r["predicted_host_peak_bytes"]),
+                  mib(r["measured_host_peak_bytes"]), ms(r["predicted_step_s"]), ms(r["measured_step_s"]),
                   pct(r["time_error_pct"]), "-" if r["final_loss"] is None else f"{r['final_loss']:.4f}",
                   status])
 widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
@@ -351,7 +359,10 @@ if chosen and chosen["measured"] and fastest:
                  f"choice within 10% of the fastest: PASS (it is the fastest)")
 else:
     lines.append("choice within 10% of the fastest: FAIL (no measurement to compare)")
-for label, field, digits in (("memory", "memory_error_pct", 2), ("step time", "time_error_pct", 1)):
+for label, field, digits in (("memory", "memory_error_pct", 2), ("host pool", "host_error_pct", 2),
+                             ("step time", "time_error_pct", 1)):
+    if field == "host_error_pct" and not any(r["offload_optimizer"] for r in rows):
+        continue
     errors = [abs(r[field]) for r in rows if r[field] is not None]
     if errors:
         lines.append(f"{label} prediction error |pred - meas| / meas over {len(errors)} layouts: "

@@ -156,14 +156,16 @@ set_tests_properties(cli_auto_plan_no_fit PROPERTIES FIXTURES_REQUIRED cli_data 
   FAIL_REGULAR_EXPRESSION "step +1/")
 
 # The ablation script end to end on 2 ranks (one layout, so no timing verdict can flake):
-# it plans, trains, and writes the CSV with the measured peak equal to the prediction.
+# it plans, trains, and writes the CSV with the measured peaks equal to the predictions,
+# the device's and (the optimizer offloaded) the host pool's.
 add_test(NAME ablate_script COMMAND bash -c
   "LLMFT_CALIBRATION_CACHE='${cli_dir}/calibration.json' LLMFT_BUILD_DIR='${CMAKE_BINARY_DIR}' \
    bash '${PROJECT_SOURCE_DIR}/examples/ablate.sh' --ranks 2 --steps 2 --threads 1 \
-     --out '${cli_dir}/ablation' --layouts 1,0,4,1,on -- --data '${cli_dir}/val.tok' \
+     --out '${cli_dir}/ablation' --layouts 1,0,4,1,on,on -- --data '${cli_dir}/val.tok' \
      --model gpt2-tiny --seq-len 32 --global-batch 8 --tp 1 --zero 0 --micro-batch 4 \
-     --activation-checkpointing --offload-optimizer=off && \
-   awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt4\" && $10 == 1 && $11 > 0 && $11 == $12' \
+     --activation-checkpointing --offload-optimizer=on && \
+   awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt4-offload\" && $10 == 1 && $11 > 0 && $11 == $12 && \
+            $18 > 0 && $18 == $19' \
      '${cli_dir}/ablation/ablation.csv' | grep -q .")
 set_tests_properties(ablate_script PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 300)
 
