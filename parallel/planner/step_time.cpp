@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "parallel/flops.h"
 #include "parallel/planner/step_collectives.h"
@@ -108,9 +109,8 @@ double tally_seconds(const WorkTally& t, const DeviceDescription& d) {
 
 // The step's compute from the kernels a dry run of it calls (step_work.h), for a device
 // whose kernel costs were measured. The forward is a third of a micro-batch's work.
-ComputeSeconds tallied_compute_seconds(const Workload& w, const Layout& l,
-                                       const DeviceDescription& d) {
-  const StepWork work = step_work(w, l, d.compute);
+ComputeSeconds tallied_compute_seconds(const Layout& l, const DeviceDescription& d,
+                                       const StepWork& work) {
   const double micro_batch = tally_seconds(work.micro_batch, d);
   ComputeSeconds s;
   s.forward = micro_batch / 3;
@@ -145,16 +145,16 @@ HostSeconds host_seconds(const Workload& w, const Layout& l, const DeviceDescrip
   return h;
 }
 
-// The offloaded optimizer's part of the step that compute does not hide.
+// The offloaded optimizer's part of the step that compute does not hide. `work`: the
+// step's tally, on a calibrated device.
 double exposed_host_seconds(const Workload& w, const Layout& l, const DeviceDescription& d,
-                            const ComputeSeconds& compute) {
+                            const ComputeSeconds& compute, const std::optional<StepWork>& work) {
   if (!l.offload_optimizer) return 0;
-  if (d.host_link_bandwidth <= 0 && d.memory_bandwidth > 0) {
+  if (d.host_link_bandwidth <= 0 && work) {
     // CPU ranks, calibrated: the tallied host kernels on the same cores (the copies are in
     // the device's tally already).
-    const StepWork work = step_work(w, l, d.compute);
-    return l.grad_accum * tally_seconds(work.host_micro_batch, d) +
-           tally_seconds(work.host_once, d);
+    return l.grad_accum * tally_seconds(work->host_micro_batch, d) +
+           tally_seconds(work->host_once, d);
   }
   const HostSeconds h = host_seconds(w, l, d);
   const double host = l.grad_accum * h.micro_batch + h.once;
@@ -186,8 +186,11 @@ double hiding_compute(Overlap overlap, const ComputeSeconds& s) {
 }  // namespace
 
 StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescription& d) {
+  // One dry run's tally serves the device's compute and an offloaded optimizer's host work.
+  std::optional<StepWork> work;
+  if (d.memory_bandwidth > 0) work = step_work(w, l, d.compute);
   const ComputeSeconds compute =
-      d.memory_bandwidth > 0 ? tallied_compute_seconds(w, l, d) : compute_seconds(w, l, d);
+      work ? tallied_compute_seconds(l, d, *work) : compute_seconds(w, l, d);
   StepTime t;
   t.compute_s = compute.step;
   for (const CollectiveCall& c : step_collectives(w, l, d.compute)) {
@@ -202,7 +205,7 @@ StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescr
     t.comm_s += c.count * seconds;
     t.exposed_comm_s += c.count * (seconds - hidden);
   }
-  t.host_s = exposed_host_seconds(w, l, d, compute);
+  t.host_s = exposed_host_seconds(w, l, d, compute, work);
   t.total_s = t.compute_s + t.exposed_comm_s + t.host_s;
   return t;
 }
