@@ -17,6 +17,7 @@
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
+#include "tests/support/memory_checks.h"
 #include "tests/support/parity.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
@@ -230,12 +231,7 @@ TEST_CASE("the memory model holds on every rank for every ZeRO stage, optimizer 
         shape.zero_stage = zero;
         shape.ranks = world.size();
         shape.rank = world.rank();
-        const MemoryPrediction p = predict_memory(c, shape);
-        for (int i = 0; i < kMemoryCategoryCount; ++i) {
-          CAPTURE(std::string(memory_category_name(static_cast<MemoryCategory>(i))));
-          CHECK(p.peak_by_category[i] == t.alloc.peak_by_category()[i]);
-        }
-        CHECK(p.peak_total == t.alloc.total_peak());
+        testing::check_prediction(predict_memory(c, shape), t.alloc);
       }
     }
   }

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
+#include "tests/support/memory_checks.h"
 #include "tests/support/parity.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
@@ -50,6 +51,24 @@ std::vector<MicroBatch> micro_batches(const std::vector<std::vector<int32_t>>& t
   return {MicroBatch{B, T, t[0].data(), t[1].data()}, MicroBatch{B, T, t[2].data(), t[3].data()}};
 }
 
+// Worst relative gaps of the losses and gradient norms over 6 steps of the two trainers on
+// the same micro-batches (2 of B x T from `rng`).
+struct StepGaps {
+  double loss = 0, norm = 0;
+};
+StepGaps train_side_by_side(testing::TestTrainer& offloaded, testing::TestTrainer& device,
+                            const ModelConfig& c, int B, int T, std::mt19937_64& rng) {
+  StepGaps worst;
+  for (int step = 1; step <= 6; ++step) {
+    const auto tokens = step_tokens(c, B, T, rng);
+    const StepStats a = offloaded.engine->train_step(micro_batches(tokens, B, T), step);
+    const StepStats b = device.engine->train_step(micro_batches(tokens, B, T), step);
+    worst.loss = std::max(worst.loss, testing::relative_difference(a.loss, b.loss));
+    worst.norm = std::max(worst.norm, testing::relative_difference(a.grad_norm, b.grad_norm));
+  }
+  return worst;
+}
+
 }  // namespace
 
 TEST_CASE("an offloaded optimizer trains to the losses and weights of the device one") {
@@ -72,19 +91,11 @@ TEST_CASE("an offloaded optimizer trains to the losses and weights of the device
           auto offloaded = trainer(c, o, &world, zero, true);
           auto device = trainer(c, o, &world, zero, false);
           std::mt19937_64 rng(11 + world.rank());
-          double worst_loss = 0, worst_norm = 0;
-          for (int step = 1; step <= 6; ++step) {
-            const auto tokens = step_tokens(c, B, T, rng);
-            const StepStats a = offloaded.engine->train_step(micro_batches(tokens, B, T), step);
-            const StepStats b = device.engine->train_step(micro_batches(tokens, B, T), step);
-            worst_loss = std::max(worst_loss, testing::relative_difference(a.loss, b.loss));
-            worst_norm =
-                std::max(worst_norm, testing::relative_difference(a.grad_norm, b.grad_norm));
-          }
+          const StepGaps worst = train_side_by_side(offloaded, device, c, B, T, rng);
           const double weight_gap = testing::weight_gap(c, offloaded.params(), device.params());
-          gaps.add(worst_loss, worst_norm, weight_gap);
-          CHECK(worst_loss < testing::kFp32Parity);
-          CHECK(worst_norm < testing::kFp32Parity);
+          gaps.add(worst.loss, worst.norm, weight_gap);
+          CHECK(worst.loss < testing::kFp32Parity);
+          CHECK(worst.norm < testing::kFp32Parity);
           CHECK(weight_gap < testing::kFp32Parity);
         }
       }
@@ -114,14 +125,9 @@ TEST_CASE("an offloaded optimizer in a dp x tp mesh trains as the device one doe
       testing::TestTrainer device(c, o, 0, 1, slice, o.tensor_parallel, 0, false,
                                   sequence_parallel);
       std::mt19937_64 rng(17 + mesh.dp_rank());  // the same batches on a replica's tp ranks
-      double worst = 0;
-      for (int step = 1; step <= 6; ++step) {
-        const auto tokens = step_tokens(c, B, T, rng);
-        const StepStats a = offloaded.engine->train_step(micro_batches(tokens, B, T), step);
-        const StepStats b = device.engine->train_step(micro_batches(tokens, B, T), step);
-        worst = std::max(worst, testing::relative_difference(a.loss, b.loss));
-      }
-      CHECK(worst < testing::kFp32Parity);
+      const StepGaps worst = train_side_by_side(offloaded, device, c, B, T, rng);
+      CHECK(worst.loss < testing::kFp32Parity);
+      CHECK(worst.norm < testing::kFp32Parity);
       // This rank's slices (LLaMA has no undetermined biases to leave out).
       CHECK(testing::relative_distance(offloaded.params(), device.params()) < testing::kFp32Parity);
     }
@@ -141,13 +147,7 @@ TEST_CASE("bf16 weights with an offloaded optimizer track the device's within bf
     auto offloaded = trainer(c, o, &world, zero, true);
     auto device = trainer(c, o, &world, zero, false);
     std::mt19937_64 rng(3 + world.rank());
-    double worst = 0;
-    for (int step = 1; step <= 6; ++step) {
-      const auto tokens = step_tokens(c, B, T, rng);
-      const StepStats a = offloaded.engine->train_step(micro_batches(tokens, B, T), step);
-      const StepStats b = device.engine->train_step(micro_batches(tokens, B, T), step);
-      worst = std::max(worst, testing::relative_difference(a.loss, b.loss));
-    }
+    const double worst = train_side_by_side(offloaded, device, c, B, T, rng).loss;
     MESSAGE("bf16, ZeRO-" << zero << ": worst relative loss gap " << worst);
     CHECK(worst < 1e-3);
   }
@@ -176,14 +176,7 @@ TEST_CASE("the memory model holds on both pools with the optimizer offloaded") {
           shape.zero_stage = zero;
           shape.ranks = world.size();
           shape.rank = world.rank();
-          const MemoryPrediction p = predict_memory(c, shape);
-          for (int i = 0; i < kMemoryCategoryCount; ++i) {
-            CAPTURE(std::string(memory_category_name(static_cast<MemoryCategory>(i))));
-            CHECK(p.peak_by_category[i] == t.alloc.peak_by_category()[i]);
-            CHECK(p.host_peak_by_category[i] == t.host_alloc.peak_by_category()[i]);
-          }
-          CHECK(p.peak_total == t.alloc.total_peak());
-          CHECK(p.host_peak_total == t.host_alloc.total_peak());
+          testing::check_prediction(predict_memory(c, shape), t.alloc, &t.host_alloc);
           // Nothing of the optimizer is left on the device.
           CHECK(t.alloc.peak(MemoryCategory::optimizer_state) == 0);
           CHECK(t.alloc.peak(MemoryCategory::master_params) == 0);

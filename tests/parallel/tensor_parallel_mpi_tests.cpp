@@ -21,6 +21,7 @@
 #include "parallel/mesh.h"
 #include "parallel/planner/step_collectives.h"
 #include "parallel/tp_gather.h"
+#include "tests/support/memory_checks.h"
 #include "tests/support/parity.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
@@ -244,12 +245,7 @@ TEST_CASE("the memory model holds on every rank of a dp x tp mesh") {
           shape.rank = mesh.dp_rank();
           shape.tp = tp;
           shape.tp_rank = mesh.tp_rank();
-          const MemoryPrediction p = predict_memory(c, shape);
-          CHECK(p.peak_total == t.alloc.total_peak());
-          for (int i = 0; i < kMemoryCategoryCount; ++i) {
-            CAPTURE(std::string(memory_category_name(static_cast<MemoryCategory>(i))));
-            CHECK(p.peak_by_category[i] == t.alloc.peak_by_category()[i]);
-          }
+          testing::check_prediction(predict_memory(c, shape), t.alloc);
         }
       }
     }

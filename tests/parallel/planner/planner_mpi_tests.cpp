@@ -17,6 +17,7 @@
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
 #include "parallel/planner/planner.h"
+#include "tests/support/memory_checks.h"
 #include "tests/support/test_models.h"
 #include "tests/support/test_trainer.h"
 
@@ -27,6 +28,17 @@ namespace {
 
 ModelConfig model(ModelFamily family) {
   return testing::family_config(family, {61, 16, 32, 2, 4, 0, 48});
+}
+
+// The matrix's training options: clipping, SGD with momentum, fp16 with loss scaling.
+EngineOptions matrix_options(DType dtype, OptimizerKind kind) {
+  EngineOptions o;
+  o.dtype = dtype;
+  o.optimizer.kind = kind;
+  o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
+  o.clip_grad = 1.0f;
+  o.loss_scale = LossScaleConfig{dtype == DType::f16, 1024.0f, 1000};
+  return o;
 }
 
 // One layout's trainer on this rank of the world.
@@ -98,24 +110,13 @@ TEST_CASE("the memory model equals the measured peak on every rank across the ma
                   CAPTURE(tp);
                   CAPTURE(checkpointed);
                   CAPTURE(micro);
-                  EngineOptions o;
-                  o.dtype = dtype;
-                  o.optimizer.kind = kind;
-                  o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
-                  o.clip_grad = 1.0f;
-                  o.loss_scale = LossScaleConfig{dtype == DType::f16, 1024.0f, 1000};
+                  const EngineOptions o = matrix_options(dtype, kind);
                   const int accum = is_fused(kind) ? 1 : 2;
                   MeshTrainer t(world, c, o, tp, zero, checkpointed, 0, false, sequence_parallel);
                   t.train(micro, accum, T, c.vocab_size);
                   RunShape base{micro, T, dtype, checkpointed, o.optimizer, true};
                   base.sequence_parallel = sequence_parallel;
-                  const MemoryPrediction p = predict_memory(c, t.shape(base));
-                  const Allocator& alloc = t.trainer.alloc;
-                  CHECK(p.peak_total == alloc.total_peak());
-                  for (int k = 0; k < kMemoryCategoryCount; ++k) {
-                    CAPTURE(memory_category_name(static_cast<MemoryCategory>(k)));
-                    CHECK(p.peak_by_category[k] == alloc.peak_by_category()[k]);
-                  }
+                  testing::check_prediction(predict_memory(c, t.shape(base)), t.trainer.alloc);
                   ++runs;
                 }
               }
@@ -145,26 +146,13 @@ TEST_CASE("with the optimizer offloaded both pools equal their measured peaks on
             CAPTURE(std::string(optimizer_kind_name(kind)));
             CAPTURE(zero);
             CAPTURE(tp);
-            EngineOptions o;
-            o.dtype = dtype;
-            o.optimizer.kind = kind;
-            o.optimizer.momentum = kind == OptimizerKind::sgd ? 0.9f : 0.0f;
-            o.clip_grad = 1.0f;
-            o.loss_scale = LossScaleConfig{dtype == DType::f16, 1024.0f, 1000};
+            const EngineOptions o = matrix_options(dtype, kind);
             MeshTrainer t(world, c, o, tp, zero, 0, 0, true);
             t.train(micro, 2, T, c.vocab_size);
             RunShape base{micro, T, dtype, 0, o.optimizer, true};
             base.offload_optimizer = true;
-            const MemoryPrediction p = predict_memory(c, t.shape(base));
-            const Allocator& alloc = t.trainer.alloc;
-            const Allocator& host = t.trainer.host_alloc;
-            CHECK(p.peak_total == alloc.total_peak());
-            CHECK(p.host_peak_total == host.total_peak());
-            for (int k = 0; k < kMemoryCategoryCount; ++k) {
-              CAPTURE(memory_category_name(static_cast<MemoryCategory>(k)));
-              CHECK(p.peak_by_category[k] == alloc.peak_by_category()[k]);
-              CHECK(p.host_peak_by_category[k] == host.peak_by_category()[k]);
-            }
+            testing::check_prediction(predict_memory(c, t.shape(base)), t.trainer.alloc,
+                                      &t.trainer.host_alloc);
             ++runs;
           }
         }
