@@ -148,10 +148,9 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                           o.seq_len,
                           o.micro_batch * o.grad_accum * shape.dp,
                           o.clip_grad > 0};
-  const Layout layout{shape.dp,     shape.tp,
-                      o.zero,       o.micro_batch,
-                      o.grad_accum, o.checkpointed_blocks,
-                      o.offload,    o.sequence && shape.tp > 1};
+  const Layout layout{shape.dp,      shape.tp,     o.zero,
+                      o.micro_batch, o.grad_accum, o.checkpointed_blocks,
+                      o.offload,     o.sequence};
   MemoryPrediction predicted;
   size_t predicted_host = 0;  // the largest host pool of any rank (offload)
   for (int rank = 0; rank < mpi.size(); ++rank) {
@@ -207,7 +206,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   }
   ModelOptions model_options(false, tp_slice, tensor_parallel);
   model_options.checkpointed_blocks = o.checkpointed_blocks;
-  model_options.sequence_parallel = o.sequence && shape.tp > 1;
+  model_options.sequence_parallel = o.sequence;
   std::unique_ptr<Model> model = make_model(config, *backend, allocator, model_options);
   Engine engine(*model, *backend, allocator, engine_options);
   // Checkpoints hold the whole model; each rank keeps its tensor-parallel slice.

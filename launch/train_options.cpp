@@ -239,19 +239,16 @@ void validate_train_options(const TrainOptions& o, int world_size) {
   if (parse_layout_switch(o.offload_optimizer, "--offload-optimizer").value_or(false)) {
     check_offload(parse_optimizer_kind(o.optimizer));
   }
-  LLMFT_REQUIRE(
-      o.auto_plan || o.tp > 1 ||
-          !parse_layout_switch(o.sequence_parallel, "--sequence-parallel").value_or(false),
-      "--sequence-parallel splits the sequence over the tensor-parallel group: it needs "
-      "--tp 2 or more (or --auto-plan)");
-  LLMFT_REQUIRE(
-      o.tp <= 1 ||
-          !parse_layout_switch(o.sequence_parallel, "--sequence-parallel").value_or(false) ||
-          int64_t{o.micro_batch} * o.seq_len % o.tp == 0,
-      "--sequence-parallel with --tp " << o.tp << ": a micro-batch's "
-                                       << int64_t{o.micro_batch} * o.seq_len
-                                       << " rows (--micro-batch x --seq-len) must be a multiple "
-                                          "of --tp; change --seq-len or --micro-batch");
+  const bool sequence =
+      parse_layout_switch(o.sequence_parallel, "--sequence-parallel").value_or(false);
+  LLMFT_REQUIRE(o.auto_plan || o.tp > 1 || !sequence,
+                "--sequence-parallel splits the sequence over the tensor-parallel group: it "
+                "needs --tp 2 or more (or --auto-plan)");
+  LLMFT_REQUIRE(o.tp <= 1 || !sequence || int64_t{o.micro_batch} * o.seq_len % o.tp == 0,
+                "--sequence-parallel with --tp "
+                    << o.tp << ": a micro-batch's " << int64_t{o.micro_batch} * o.seq_len
+                    << " rows (--micro-batch x --seq-len) must be a multiple "
+                       "of --tp; change --seq-len or --micro-batch");
   LLMFT_REQUIRE(o.checkpoint_every == 0 || !o.checkpoint_dir.empty(),
                 "--checkpoint-every needs --checkpoint-dir (where to save)");
   LLMFT_REQUIRE(!o.resume_weights_only || !o.resume.empty(),

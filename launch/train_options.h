@@ -23,7 +23,7 @@ struct TrainOptions {
   std::string offload_optimizer;         // as given: auto, on or off
   bool offload = false;                  // resolved: by the value, or by --auto-plan
   std::string sequence_parallel;         // as given: auto, on or off
-  bool sequence = false;                 // resolved: by the value, or by --auto-plan
+  bool sequence = false;  // resolved: by the value (tp > 1, checked), or by --auto-plan
   float initial_loss_scale;
   int loss_scale_window;
   int max_skipped_steps;

@@ -109,6 +109,7 @@ class Engine {
   Model& model() { return model_; }
   const Model& model() const { return model_; }
   float loss_scale() const { return scaler_.scale(); }
+  // State from outside a step (parallel/engine_access.cpp).
   // Host f32 copies of one unit's flat parameters (the master copy when there is one) /
   // gradients (this rank's host sums when offloaded), and upload of parameters (master and stored).
   // With ZeRO-3 read_params gathers the unit: every rank of the group must call it.
@@ -163,6 +164,11 @@ class Engine {
   void offload_gradient(int unit);
   // Offload: adds the handed-over gradients into the host sums (and updates, see backward).
   void accept_offloaded(const UpdateNow* update_now);
+  // Offloaded with nothing waiting for the global norm (no clipping, no loss scaling): the
+  // last micro-batch's backward updates each unit as its gradient sum completes.
+  bool offload_updates_in_backward() const {
+    return offload_ && options_.clip_grad <= 0 && !options_.loss_scale.enabled;
+  }
   // Sums a host value over the data-parallel group (identity with one rank).
   double sum_over_ranks(double value);
   // Sums a host value over `group` (identity without one).
