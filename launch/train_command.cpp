@@ -153,13 +153,17 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                       o.offload,     o.sequence};
   MemoryPrediction predicted;
   size_t predicted_host = 0;  // the largest host pool of any rank (offload)
+  MemoryPrediction rank0;     // its host pool is what rank 0's report measures
   for (int rank = 0; rank < mpi.size(); ++rank) {
     RunShape rank_shape = run_shape(workload, layout, rank / shape.tp, rank % shape.tp);
     rank_shape.compute = backend->compute_rule();
     const MemoryPrediction p = predict_memory(config, rank_shape);
+    if (rank == 0) rank0 = p;
     if (p.peak_total > predicted.peak_total) predicted = p;
     predicted_host = std::max(predicted_host, p.host_peak_total);
   }
+  predicted.host_peak_by_category = rank0.host_peak_by_category;
+  predicted.host_peak_total = rank0.host_peak_total;
   LLMFT_REQUIRE(budget == 0 || predicted.peak_total <= budget,
                 "this run will not fit: the memory model predicts a peak of "
                     << format_bytes(predicted.peak_total) << " ("

@@ -52,7 +52,8 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
   std::printf("llmft: %lld parameters, stored as %s%s\n",
               static_cast<long long>(parameter_count(c)), o.dtype.c_str(),
               checkpointing_text(o.checkpointed_blocks, c.n_layer).c_str());
-  std::printf("llmft: layout dp %d x tp %d, ZeRO %d\n", mesh.dp, mesh.tp, o.zero);
+  std::printf("llmft: layout dp %d x tp %d, ZeRO %d%s%s\n", mesh.dp, mesh.tp, o.zero,
+              o.sequence ? ", sequence parallel" : "", o.offload ? ", optimizer offloaded" : "");
   std::printf(
       "llmft: data %s: %zu windows of %d tokens; %d data-parallel ranks x %d x %d windows per "
       "step (%d tokens)\n",
@@ -68,7 +69,7 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
               format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
               predicted.peak_phase.c_str(), describe_bytes(predicted.at_peak).c_str());
   if (predicted.host_peak_total > 0) {
-    std::printf("llmft: optimizer offloaded: predicted host pool peak %s: %s\n",
+    std::printf("llmft: optimizer offloaded: predicted host pool peak %s (rank 0): %s\n",
                 format_bytes(static_cast<double>(predicted.host_peak_total)).c_str(),
                 describe_bytes(predicted.host_peak_by_category).c_str());
   }

@@ -26,7 +26,7 @@ struct StepRecord {
   RankPeak worst_rank;   // the largest peak of any rank so far
   CommCounters comm;     // this rank's data-parallel collectives during the step
   CommCounters tp_comm;  // and its tensor-parallel ones
-  size_t host_peak = 0;  // this rank's host pool peak so far (an offloaded optimizer)
+  size_t host_peak = 0;  // this rank's (rank 0's) host pool peak so far (an offloaded optimizer)
 };
 
 class TrainReport {
