@@ -48,6 +48,10 @@ std::unique_ptr<CommRequest> BlockContext::start_reduce_rows(Tensor partial, Ten
   return tp_group->reduce_scatter(partial, local);
 }
 
+void BlockContext::reduce_rows(Tensor partial, Tensor local) const {
+  if (auto request = start_reduce_rows(partial, local)) request->wait();
+}
+
 Tensor BlockContext::attention_input(Tensor qkv) const {
   if (!kv_cache.defined()) return qkv;
   const int64_t B = qkv.dim(0), T = qkv.dim(1), W = qkv.dim(2), R = kv_cache.dim(1);

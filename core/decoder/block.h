@@ -57,6 +57,8 @@ struct BlockContext {
   // Starts that sum: an all-reduce of `local` in place, or under sequence parallelism a
   // reduce-scatter of `partial` into `local` (null without a group).
   std::unique_ptr<CommRequest> start_reduce_rows(Tensor partial, Tensor local) const;
+  // The same, waiting for it.
+  void reduce_rows(Tensor partial, Tensor local) const;
 
   // Takes a buffer of `shape` in the activations' dtype and returns its tensor view.
   Tensor take(Buffer& buffer, Shape shape, MemoryCategory category, const std::string& what) const;

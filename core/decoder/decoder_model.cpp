@@ -159,7 +159,7 @@ void DecoderModel::embedding_forward(const UnitTensors& units) {
   be_.embedding_forward(
       partial, tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), u.slice(units.params[0], 0),
       positions_here ? u.slice(units.params[0], 1) : Tensor(), position_, vocab_start_);
-  if (auto sum = ctx.start_reduce_rows(partial, out)) sum->wait();
+  ctx.reduce_rows(partial, out);
 }
 
 void DecoderModel::embedding_backward(const UnitTensors& units, bool keep_activations) {

@@ -7,7 +7,7 @@ void row_parallel_forward(const BlockContext& ctx, Tensor out, Tensor inp, Tenso
   Buffer partial_buf;
   const Tensor partial = ctx.partial_rows(partial_buf, out, "row-parallel partial sums");
   ctx.be.linear_forward(partial, inp, weight, ctx.tp.rank == 0 ? bias : Tensor());
-  if (auto sum = ctx.start_reduce_rows(partial, out)) sum->wait();
+  ctx.reduce_rows(partial, out);
 }
 
 void column_parallel_backward(const BlockContext& ctx, Tensor dinp, Tensor dweight, Tensor dbias,
