@@ -1,18 +1,23 @@
 // bench_attention: times the backend's attention (forward, backward) at fine-tuning
 // lengths for a model's head shape, and prints its useful rate (the causal products:
 // 4 x heads x head size x T(T+1)/2 FLOPs forward, twice that backward) as a share of the
-// same run's GEMM rate (a 1024 x 1024 x 1024 product through the backend).
+// same run's GEMM rate in the same dtype (a 1024 x 1024 x 1024 product through the
+// backend). With several dtypes it also prints each one's time over the first's: on
+// CUDA, `--dtypes f32,bf16` sets the tensor-core kernels against the f32 ones.
 //
 // usage: bench_attention [--model gpt2] [--lengths 64,256,1024,2048] [--threads 2]
-//                        [--device cpu]
+//                        [--device cpu] [--dtypes f32]
 #include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "bench/bench_args.h"
 #include "core/allocator.h"
 #include "core/backend_registry.h"
+#include "core/compute_dtype.h"
+#include "core/dtype.h"
 #include "io/hf_config.h"
 #include "launch/guarded_main.h"
 #include "parallel/planner/device_benchmark.h"
@@ -21,11 +26,11 @@ using namespace llmft;
 
 namespace {
 
-// A 1024^3 product's FLOP/s through the backend, best of 3.
-double gemm_flops(Backend& backend, Allocator& allocator) {
+// A 1024^3 product's FLOP/s through the backend in `dtype`, best of 3.
+double gemm_flops(Backend& backend, Allocator& allocator, DType dtype) {
   constexpr int64_t n = 1024;
-  Buffer buf = allocator.allocate(3 * n * n * sizeof(float), MemoryCategory::workspace, "gemm");
-  const Tensor all = buf.as(DType::f32, {3 * n * n});
+  Buffer buf = allocator.allocate(3 * n * n * dtype_size(dtype), MemoryCategory::workspace, "gemm");
+  const Tensor all = buf.as(dtype, {3 * n * n});
   backend.fill(all, 0.01f);
   auto part = [&](int i) { return all.view(i * n * n, {n, n}); };
   double best = 1e30;
@@ -41,30 +46,50 @@ double gemm_flops(Backend& backend, Allocator& allocator) {
 }
 
 int run(int argc, char** argv) {
-  const bench::Args args = bench::parse_args(
-      argc, argv,
-      {{"model", "gpt2"}, {"lengths", "64,256,1024,2048"}, {"threads", "2"}, {"device", "cpu"}},
-      "bench/attention.cpp");
+  const bench::Args args = bench::parse_args(argc, argv,
+                                             {{"model", "gpt2"},
+                                              {"lengths", "64,256,1024,2048"},
+                                              {"threads", "2"},
+                                              {"device", "cpu"},
+                                              {"dtypes", "f32"}},
+                                             "bench/attention.cpp");
   const ModelConfig model = io::resolve_model(args.at("model"));
   auto backend = make_backend(args.at("device"));
   backend->set_threads(std::stoi(args.at("threads")));
   Allocator allocator(backend->memory(), 0);
-  const double gemm = gemm_flops(*backend, allocator);
-  std::printf(
-      "attention of %s: %d heads over %d key/value heads of %d, %s threads; "
-      "gemm %.1f GFLOP/s\n",
-      model.name.c_str(), model.n_head, model.n_kv_head, model.head_dim(),
-      args.at("threads").c_str(), gemm * 1e-9);
+  std::vector<DType> dtypes;
+  std::stringstream dtype_names(args.at("dtypes"));
+  for (std::string item; std::getline(dtype_names, item, ',');) dtypes.push_back(parse_dtype(item));
+  std::printf("attention of %s: %d heads over %d key/value heads of %d, %s threads\n",
+              model.name.c_str(), model.n_head, model.n_kv_head, model.head_dim(),
+              args.at("threads").c_str());
+  std::vector<double> gemm;
+  for (DType stored : dtypes) {
+    const DType computed = compute_dtype(backend->compute_rule(), stored);
+    gemm.push_back(gemm_flops(*backend, allocator, computed));
+    std::printf("%s (computed in %s): gemm %.1f GFLOP/s\n", dtype_name(stored),
+                dtype_name(computed), gemm.back() * 1e-9);
+  }
   std::stringstream lengths(args.at("lengths"));
   for (std::string item; std::getline(lengths, item, ',');) {
     const int64_t T = std::stoll(item);
-    const auto [forward, backward] =
-        attention_seconds(*backend, allocator, nullptr, model, T, DType::f32);
     const double products = 4.0 * model.n_head * model.head_dim() * T * (T + 1) / 2.0;
-    std::printf(
-        "T %5lld: forward %8.2f ms (%5.1f%% of gemm), backward %8.2f ms (%5.1f%% of gemm)\n",
-        static_cast<long long>(T), forward * 1e3, 100.0 * products / forward / gemm, backward * 1e3,
-        100.0 * 2 * products / backward / gemm);
+    double first_forward = 0, first_backward = 0;
+    for (size_t i = 0; i < dtypes.size(); ++i) {
+      const auto [forward, backward] =
+          attention_seconds(*backend, allocator, nullptr, model, T, dtypes[i]);
+      if (i == 0) first_forward = forward, first_backward = backward;
+      std::printf(
+          "T %5lld %-4s: forward %8.2f ms (%6.1f GFLOP/s, %5.1f%% of gemm), backward %8.2f ms "
+          "(%6.1f GFLOP/s, %5.1f%% of gemm)",
+          static_cast<long long>(T), dtype_name(dtypes[i]), forward * 1e3,
+          products / forward * 1e-9, 100.0 * products / forward / gemm[i], backward * 1e3,
+          2 * products / backward * 1e-9, 100.0 * 2 * products / backward / gemm[i]);
+      if (i > 0)
+        std::printf("; time over %s: forward %.3f, backward %.3f", dtype_name(dtypes[0]),
+                    forward / first_forward, backward / first_backward);
+      std::printf("\n");
+    }
   }
   return 0;
 }
