@@ -10,8 +10,8 @@
 # TinyLlama-1.1B with and without activation checkpointing, the same steps in PyTorch
 # where python3 has torch and transformers, predicted vs measured peaks for adamw, lomo
 # and adalomo, and LLaMA-7B with LOMO on the one GPU; optimizer offload and sequence
-# parallelism (two ranks sharing the GPU). Everything goes to stdout and, when
-# $OUT is set, to $OUT/gpu_check.log.
+# parallelism (two ranks sharing the GPU); attention's tensor-core kernels against its f32
+# ones. Everything goes to stdout and, when $OUT is set, to $OUT/gpu_check.log.
 #
 # On a machine without llmft's build dependencies and without a package registry, run
 # scripts/gpu_deps.sh first where apt works and carry .gpu-deps: this script unpacks the
@@ -50,7 +50,7 @@ build=$root/build-gpu
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLMFT_CUDA=ON \
   -DLLMFT_CUDA_ARCHITECTURES="${arch:-90}" "${cmake_extra[@]}" > "$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target llmft cuda_tests nccl_tests bench_gpu_step || exit 1
+cmake --build "$build" -j"$(nproc)" --target llmft cuda_tests nccl_tests bench_gpu_step bench_attention || exit 1
 
 step "GPU tests"
 check "$build/tests/cuda_tests"
@@ -88,6 +88,12 @@ if command -v compute-sanitizer > /dev/null; then
 else
   echo "compute-sanitizer not found: skipped"
 fi
+
+step "attention: tensor-core kernels (bf16) against the f32 kernels"
+for model in gpt2 tinyllama-1.1b llama-7b; do
+  check "$build/bench/bench_attention" --device cuda --model $model --lengths 512,2048 \
+    --dtypes f32,bf16,fp16
+done
 
 step "benchmarks"
 peer=()

@@ -8,11 +8,14 @@
 // Backward runs two kernels and no atomics: one per key tile accumulates dK and dV over
 // every query (and every query head of the kv head's group), one per query tile
 // accumulates dQ over every key; each writes its rows of dqkv once. So the gradient has
-// the same bits on every run. (Tensor cores are not used yet: see docs/ARCHITECTURE.md.)
+// the same bits on every run. These are the kernels for f32 and for what the tensor-core
+// kernels (attention_tensor_cores.cu, tried first) do not take.
 #include <cuda_runtime.h>
 
 #include <cmath>
 
+#include "core/cuda/attention_layout.cuh"
+#include "core/cuda/attention_tensor_cores.h"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
@@ -26,21 +29,6 @@ constexpr int kParts = 4;                                   // threads per row
 constexpr int kThreads = kTile * kParts;                    // 128
 constexpr int kColumns = kMaxHeadDim / kParts;              // registers per thread for one row
 constexpr int kScoresPerThread = kTile * kTile / kThreads;  // 8
-
-// Where a head's vectors sit in the packed (rows, (H + 2 KVH) D) qkv tensor.
-struct Layout {
-  int64_t rows, H, KVH, D;
-  __device__ int64_t width() const { return (H + 2 * KVH) * D; }
-  __device__ int64_t q(int64_t b, int64_t t, int64_t h) const {
-    return (b * rows + t) * width() + h * D;
-  }
-  __device__ int64_t k(int64_t b, int64_t t, int64_t g) const {
-    return (b * rows + t) * width() + (H + g) * D;
-  }
-  __device__ int64_t v(int64_t b, int64_t t, int64_t g) const {
-    return (b * rows + t) * width() + (H + KVH + g) * D;
-  }
-};
 
 // Copies `count` rows of D values starting at element offsets row_offset(i) into a
 // shared (kTile, pitch) float tile; rows at or past `count` become zeros.
@@ -56,17 +44,12 @@ __device__ void load_tile(float* tile, int pitch, const T* src, int count, int64
 // The K tile (pitch D + 1, against bank conflicts) and the V tile of kv head g's keys
 // j0 .. j0 + keys - 1.
 template <typename T>
-__device__ void load_keys_values(float* Ks, float* Vs, const T* qkv, int keys, const Layout& L,
-                                 int64_t b, int64_t j0, int64_t g) {
+__device__ void load_keys_values(float* Ks, float* Vs, const T* qkv, int keys,
+                                 const AttentionLayout& L, int64_t b, int64_t j0, int64_t g) {
   load_tile(Ks, static_cast<int>(L.D + 1), qkv, keys, L.D,
             [&](int row) { return L.k(b, j0 + row, g); });
   load_tile(Vs, static_cast<int>(L.D), qkv, keys, L.D,
             [&](int row) { return L.v(b, j0 + row, g); });
-}
-
-// Rows of a tile that exist when `left` rows remain: kTile or fewer.
-__device__ __forceinline__ int tile_rows(int64_t left) {
-  return left < kTile ? static_cast<int>(left) : kTile;
 }
 
 // The shuffle partners of one row: the kParts consecutive lanes that hold it.
@@ -84,7 +67,7 @@ size_t forward_shared_bytes(int64_t D) {
 }
 
 template <typename T>
-__global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, Layout L,
+__global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, AttentionLayout L,
                                int64_t first_query, float scale) {
   extern __shared__ float shared[];
   const int64_t D = L.D;
@@ -95,7 +78,7 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
   const int64_t b = blockIdx.z, h = blockIdx.y, i0 = blockIdx.x * static_cast<int64_t>(kTile);
   const int64_t g = h / (L.H / L.KVH);
   const int r = threadIdx.x / kParts, part = threadIdx.x % kParts;
-  const int queries = tile_rows(T_len - i0);
+  const int queries = tile_rows<kTile>(T_len - i0);
   const int64_t query = first_query + i0 + r;  // this row's position among the keys
   load_tile(Qs, static_cast<int>(D), qkv, queries, D,
             [&](int row) { return L.q(b, first_query + i0 + row, h); });
@@ -106,7 +89,7 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
   float m = -INFINITY, l = 0.0f;
   const int64_t last_key = first_query + i0 + queries - 1;
   for (int64_t j0 = 0; j0 <= last_key; j0 += kTile) {
-    const int keys = tile_rows(last_key + 1 - j0);
+    const int keys = tile_rows<kTile>(last_key + 1 - j0);
     __syncthreads();
     load_keys_values(Ks, Vs, qkv, keys, L, b, j0, g);
     __syncthreads();
@@ -177,8 +160,8 @@ __device__ void probabilities(const BackwardTiles& s, int64_t D, int64_t i0, int
 // The query tile's rows of q and dO, their log-sum-exps and delta = rowsum(dO o O).
 template <typename T>
 __device__ void load_queries(const BackwardTiles& s, const T* qkv, const T* out, const T* dout,
-                             const float* lse, const Layout& L, int64_t T_len, int64_t b, int64_t h,
-                             int64_t i0, int queries) {
+                             const float* lse, const AttentionLayout& L, int64_t T_len, int64_t b,
+                             int64_t h, int64_t i0, int queries) {
   const int64_t D = L.D;
   const int64_t width = L.H * D;
   load_tile(s.Qs, static_cast<int>(D), qkv, queries, D,
@@ -220,19 +203,20 @@ __device__ BackwardTiles backward_tiles(float* shared, int64_t D) {
 // every query head in the group.
 template <typename T>
 __global__ void key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, const T* dout,
-                                       const float* lse, int64_t T_len, Layout L, float scale) {
+                                       const float* lse, int64_t T_len, AttentionLayout L,
+                                       float scale) {
   extern __shared__ float shared[];
   const int64_t D = L.D;
   const BackwardTiles s = backward_tiles(shared, D);
   const int64_t b = blockIdx.z, g = blockIdx.y, j0 = blockIdx.x * static_cast<int64_t>(kTile);
-  const int keys = tile_rows(T_len - j0);
+  const int keys = tile_rows<kTile>(T_len - j0);
   const int r = threadIdx.x / kParts, part = threadIdx.x % kParts;
   load_keys_values(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
   float dk[kColumns] = {}, dv[kColumns] = {};
   const int64_t group = L.H / L.KVH;
   for (int64_t h = g * group; h < (g + 1) * group; ++h) {
     for (int64_t i0 = j0 / kTile * kTile; i0 < T_len; i0 += kTile) {
-      const int queries = tile_rows(T_len - i0);
+      const int queries = tile_rows<kTile>(T_len - i0);
       __syncthreads();
       load_queries(s, qkv, out, dout, lse, L, T_len, b, h, i0, queries);
       __syncthreads();
@@ -263,18 +247,19 @@ __global__ void key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, cons
 // One block per (query tile, head, batch): dQ of its queries over every key up to them.
 template <typename T>
 __global__ void query_grads_kernel(T* dqkv, const T* qkv, const T* out, const T* dout,
-                                   const float* lse, int64_t T_len, Layout L, float scale) {
+                                   const float* lse, int64_t T_len, AttentionLayout L,
+                                   float scale) {
   extern __shared__ float shared[];
   const int64_t D = L.D;
   const BackwardTiles s = backward_tiles(shared, D);
   const int64_t b = blockIdx.z, h = blockIdx.y, i0 = blockIdx.x * static_cast<int64_t>(kTile);
   const int64_t g = h / (L.H / L.KVH);
-  const int queries = tile_rows(T_len - i0);
+  const int queries = tile_rows<kTile>(T_len - i0);
   const int r = threadIdx.x / kParts, part = threadIdx.x % kParts;
   load_queries(s, qkv, out, dout, lse, L, T_len, b, h, i0, queries);
   float dq[kColumns] = {};
   for (int64_t j0 = 0; j0 < i0 + queries; j0 += kTile) {
-    const int keys = tile_rows(T_len - j0);
+    const int keys = tile_rows<kTile>(T_len - j0);
     __syncthreads();
     load_keys_values(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
     __syncthreads();
@@ -296,13 +281,6 @@ __global__ void query_grads_kernel(T* dqkv, const T* qkv, const T* out, const T*
   }
 }
 
-// Lets `kernel` use `bytes` of dynamic shared memory (past the default 48 KiB).
-template <typename Kernel>
-void allow_shared(Kernel kernel, size_t bytes) {
-  LLMFT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(bytes)));
-}
-
 void require_head_dim(int64_t D) {
   LLMFT_REQUIRE(D > 0 && D <= kMaxHeadDim, "cuda attention: head size "
                                                << D << " is larger than the kernels' "
@@ -316,6 +294,8 @@ void attention_forward(void* out, float* lse, const void* qkv, DType type, int64
                        cudaStream_t stream) {
   require_head_dim(D);
   if (B * T == 0) return;
+  if (tensor_core_attention_forward(out, lse, qkv, type, B, T, H, KVH, D, R, first_query, stream))
+    return;
   const dim3 grid(static_cast<unsigned>((T + kTile - 1) / kTile), static_cast<unsigned>(H),
                   static_cast<unsigned>(B));
   const size_t bytes = forward_shared_bytes(D);
@@ -323,8 +303,8 @@ void attention_forward(void* out, float* lse, const void* qkv, DType type, int64
     using S = decltype(t);
     allow_shared(forward_kernel<S>, bytes);
     forward_kernel<S><<<grid, kThreads, bytes, stream>>>(
-        static_cast<S*>(out), lse, static_cast<const S*>(qkv), T, Layout{R, H, KVH, D}, first_query,
-        1.0f / std::sqrt(static_cast<float>(D)));
+        static_cast<S*>(out), lse, static_cast<const S*>(qkv), T, AttentionLayout{R, H, KVH, D},
+        first_query, 1.0f / std::sqrt(static_cast<float>(D)));
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }
@@ -334,10 +314,12 @@ void attention_backward(void* dqkv, const void* dout, const void* qkv, const voi
                         int64_t D, cudaStream_t stream) {
   require_head_dim(D);
   if (B * T == 0) return;
+  if (tensor_core_attention_backward(dqkv, dout, qkv, out, lse, type, B, T, H, KVH, D, stream))
+    return;
   const unsigned tiles = static_cast<unsigned>((T + kTile - 1) / kTile);
   const size_t bytes = backward_shared_bytes(D);
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  const Layout L{T, H, KVH, D};
+  const AttentionLayout L{T, H, KVH, D};
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     allow_shared(key_value_grads_kernel<S>, bytes);

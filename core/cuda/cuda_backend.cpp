@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/byte_size.h"
+#include "core/cuda/attention_tensor_cores.h"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/error.h"
@@ -116,7 +117,8 @@ std::string CudaBackend::describe() const {
 }
 
 void CudaBackend::launch_every_kernel() {
-  // Tiny tensors in a scratch of their own: B 1, T 2, H 2, KVH 1, D 4, C 8, V 8.
+  // Tiny tensors in a scratch of their own: B 1, T 2, H 2, KVH 1, D 4, C 8, V 8; attention
+  // again at each head size the tensor-core kernels take.
   const int64_t B = 1, T = 2, H = 2, KVH = 1, D = 4, C = H * D, W = (H + 2 * KVH) * D, V = 8;
   void* scratch = nullptr;
   const size_t slot = 4096;
@@ -156,6 +158,13 @@ void CudaBackend::launch_every_kernel() {
                       0);
     attention_backward(qkv, att.reshaped({B, T, C}), qkv, att.reshaped({B, T, C}), lse,
                        static_cast<int>(H), static_cast<int>(KVH));
+    for (int64_t head : cuda::kTensorCoreHeadDims) {  // bf16/fp16 take the tensor-core kernels
+      const Tensor head_qkv = take(dtype, {B, T, (H + 2 * KVH) * head});
+      const Tensor head_out = take(dtype, {B, T, H * head});
+      attention_forward(head_out, lse, head_qkv, static_cast<int>(H), static_cast<int>(KVH), 0);
+      attention_backward(head_qkv, head_out, head_qkv, head_out, lse, static_cast<int>(H),
+                         static_cast<int>(KVH));
+    }
     gelu_forward(y, x);
     gelu_backward(x, y, x);
     swiglu_forward(y, gate_up);

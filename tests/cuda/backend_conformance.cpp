@@ -7,8 +7,9 @@
 //    exp/tanh implementations, within ulps: relative L2 error <= 1e-5 (the fp32 parity
 //    bound of tests/support/parity.h).
 //  - bf16 / fp16: the GPU rounds each stored result (and intermediates kept in the dtype,
-//    e.g. attention's output before its backward reads it) to 8 / 11 bits: 2^-9 / 2^-12
-//    relative per rounding, a few roundings deep: relative L2 error <= 2e-2 / 3e-3.
+//    e.g. attention's output before its backward reads it, and the tensor-core attention's
+//    probabilities and dS before their products) to 8 / 11 bits: 2^-9 / 2^-12 relative
+//    per rounding, a few roundings deep: relative L2 error <= 2e-2 / 3e-3.
 // Without a GPU (or in a build without CUDA) the program reports itself skipped (77).
 #include <doctest/doctest.h>
 
@@ -230,6 +231,46 @@ TEST_CASE("rotary embedding, attention (grouped queries, decoding) and activatio
     p.cpu.add_inplace(y.cpu, x.cpu);
     p.gpu->add_inplace(y.gpu, x.gpu);
     p.expect_close({y}, "add_inplace");
+  }
+}
+
+// bf16/fp16 at these head sizes run on tensor cores (core/cuda/attention_tensor_cores.cu;
+// the allocator's 512-byte granularity keeps every tensor 16-byte aligned), f32 on the
+// f32-arithmetic kernels; the case above (head size 16) runs those in every dtype. Query
+// counts leave a short last 64-row tile (and once fill it exactly), and the decoding call
+// starts mid-tile.
+TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
+  struct AttentionShape {
+    int64_t B, T, H, KVH, D;
+  };
+  const AttentionShape shapes[] = {{2, 150, 4, 2, 64},
+                                   {1, 70, 3, 1, 128},
+                                   {1, 65, 2, 2, 32},
+                                   {1, 40, 2, 1, 96},
+                                   {1, 128, 4, 1, 128}};
+  for (const AttentionShape& s : shapes) {
+    for (DType dt : kDtypes) {
+      CAPTURE(dtype_name(dt));
+      CAPTURE(s.D);
+      Pair p;
+      const int64_t W = (s.H + 2 * s.KVH) * s.D;
+      auto qkv = p.random(dt, {s.B, s.T, W});
+      auto out = p.constant(dt, {s.B, s.T, s.H * s.D}, 0.0f);
+      auto lse = p.constant(DType::f32, {s.B, s.H, s.T}, 0.0f);
+      p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, s.H, s.KVH, 0);
+      p.gpu->attention_forward(out.gpu, lse.gpu, qkv.gpu, s.H, s.KVH, 0);
+      p.expect_close({out, lse}, "attention_forward");
+      auto dout = p.random(dt, {s.B, s.T, s.H * s.D}), dqkv = p.constant(dt, {s.B, s.T, W}, 7.0f);
+      p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, s.H, s.KVH);
+      p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, s.H, s.KVH);
+      p.expect_close({dqkv}, "attention_backward");
+      const int64_t queries = 5, first = s.T - 10;
+      auto step_out = p.constant(dt, {s.B, queries, s.H * s.D}, 0.0f);
+      auto step_lse = p.constant(DType::f32, {s.B, s.H, queries}, 0.0f);
+      p.cpu.attention_forward(step_out.cpu, step_lse.cpu, qkv.cpu, s.H, s.KVH, first);
+      p.gpu->attention_forward(step_out.gpu, step_lse.gpu, qkv.gpu, s.H, s.KVH, first);
+      p.expect_close({step_out, step_lse}, "attention_forward (decoding)");
+    }
   }
 }
 
