@@ -4,7 +4,8 @@
 // (tests/support/parity.h). In bf16 the GPU also keeps activations and gradients in bf16
 // where the CPU computes in f32: the curves agree to bf16's precision, as bf16 tracks f32
 // in tests/parallel/precision_test.cpp (mean gap under 2%). And the memory model, dry-run
-// under the GPU's compute rule, equals the GPU allocator's peak to the byte.
+// under the GPU's compute rule, equals the GPU allocator's peak to the byte. A second case
+// runs bf16 at a head size the tensor-core attention takes.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -52,45 +53,64 @@ EngineOptions options(OptimizerKind kind, DType dtype) {
   return o;
 }
 
+// Six steps of `c` at batch 2 x T on both backends: losses and weights against the CPU's,
+// and the GPU allocator's peaks against the memory model.
+void check_parity(const ModelConfig& c, int T, OptimizerKind kind, bool checkpointing,
+                  DType dtype) {
+  CAPTURE(family_name(c.family));
+  CAPTURE(optimizer_kind_name(kind));
+  CAPTURE(checkpointing);
+  CAPTURE(dtype_name(dtype));
+  CAPTURE(c.head_dim());
+  const EngineOptions o = options(kind, dtype);
+  Rig cpu("cpu", c, o, checkpointing), gpu("cuda", c, o, checkpointing);
+  std::mt19937_64 rng(3);
+  double worst_loss = 0, mean_loss = 0;
+  for (int step = 1; step <= 6; ++step) {
+    const auto inputs = testing::random_tokens(2 * T, c.vocab_size, rng);
+    const auto targets = testing::random_tokens(2 * T, c.vocab_size, rng);
+    const MicroBatch mb{2, T, inputs.data(), targets.data()};
+    const StepStats a = cpu.engine->train_step({mb}, step);
+    const StepStats b = gpu.engine->train_step({mb}, step);
+    const double gap = testing::relative_difference(b.loss, a.loss);
+    worst_loss = std::max(worst_loss, gap);
+    mean_loss += gap / 6;
+  }
+  if (dtype == DType::f32) {
+    CHECK(worst_loss < testing::kFp32Parity);
+    CHECK(testing::weight_gap(c, gpu.params(), cpu.params()) < testing::kFp32Parity);
+  } else {
+    CHECK(mean_loss < 0.02);
+  }
+  RunShape shape{2, T, dtype, checkpointing ? ModelOptions::kAllBlocks : 0, o.optimizer, true};
+  shape.compute = gpu.be->compute_rule();
+  const MemoryPrediction predicted = predict_memory(c, shape);
+  CHECK(predicted.peak_total == gpu.alloc->total_peak());
+  CHECK(predicted.peak_by_category == gpu.alloc->peak_by_category());
+}
+
 TEST_CASE("training steps on the GPU equal the CPU's: families x optimizers x checkpointing") {
   for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
     for (OptimizerKind kind :
          {OptimizerKind::adamw, OptimizerKind::sgd, OptimizerKind::lomo, OptimizerKind::adalomo}) {
       for (bool checkpointing : {false, true}) {
         for (DType dtype : {DType::f32, DType::bf16}) {
-          CAPTURE(family_name(family));
-          CAPTURE(optimizer_kind_name(kind));
-          CAPTURE(checkpointing);
-          CAPTURE(dtype_name(dtype));
           // Heads 3 of size 16, sequence 37, a vocabulary of 101.
-          const ModelConfig c = testing::family_config(family, {101, 64, 48, 2, 3, 0, 88});
-          const EngineOptions o = options(kind, dtype);
-          Rig cpu("cpu", c, o, checkpointing), gpu("cuda", c, o, checkpointing);
-          std::mt19937_64 rng(3);
-          double worst_loss = 0, mean_loss = 0;
-          for (int step = 1; step <= 6; ++step) {
-            const auto inputs = testing::random_tokens(2 * 37, c.vocab_size, rng);
-            const auto targets = testing::random_tokens(2 * 37, c.vocab_size, rng);
-            const MicroBatch mb{2, 37, inputs.data(), targets.data()};
-            const StepStats a = cpu.engine->train_step({mb}, step);
-            const StepStats b = gpu.engine->train_step({mb}, step);
-            const double gap = testing::relative_difference(b.loss, a.loss);
-            worst_loss = std::max(worst_loss, gap);
-            mean_loss += gap / 6;
-          }
-          if (dtype == DType::f32) {
-            CHECK(worst_loss < testing::kFp32Parity);
-            CHECK(testing::weight_gap(c, gpu.params(), cpu.params()) < testing::kFp32Parity);
-          } else {
-            CHECK(mean_loss < 0.02);
-          }
-          RunShape shape{2,           37,  dtype, checkpointing ? ModelOptions::kAllBlocks : 0,
-                         o.optimizer, true};
-          shape.compute = gpu.be->compute_rule();
-          const MemoryPrediction predicted = predict_memory(c, shape);
-          CHECK(predicted.peak_total == gpu.alloc->total_peak());
-          CHECK(predicted.peak_by_category == gpu.alloc->peak_by_category());
+          check_parity(testing::family_config(family, {101, 64, 48, 2, 3, 0, 88}), 37, kind,
+                       checkpointing, dtype);
         }
+      }
+    }
+  }
+}
+
+// Head size 32 in bf16 runs attention on tensor cores; 70 positions span two 64-row tiles.
+TEST_CASE("bf16 training steps with tensor-core attention equal the CPU's") {
+  for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
+    for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::lomo}) {
+      for (bool checkpointing : {false, true}) {
+        check_parity(testing::family_config(family, {101, 80, 128, 2, 4, 0, 176}), 70, kind,
+                     checkpointing, DType::bf16);
       }
     }
   }
