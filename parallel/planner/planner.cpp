@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
 #include <tuple>
 
 #include "core/byte_size.h"
@@ -164,6 +165,17 @@ void check_request(const PlanRequest& r) {
   LLMFT_REQUIRE(!c.micro_batch || *c.micro_batch >= 1,
                 "--micro-batch must be at least 1 (got " << *c.micro_batch << ")");
   if (c.offload_optimizer.value_or(false)) check_offload(w.optimizer.kind);
+  if (c.sequence_parallel.value_or(false)) {
+    const std::vector<int> sizes = searched_tp_sizes(r);
+    LLMFT_REQUIRE(std::any_of(sizes.begin(), sizes.end(), [](int tp) { return tp > 1; }),
+                  "--sequence-parallel=on splits the sequence over the tensor-parallel group, "
+                  "but "
+                      << (c.tp ? "--tp " + std::to_string(*c.tp) + " leaves no such group"
+                               : "with " + std::to_string(r.world) +
+                                     " rank(s) and the heads of --model no tensor-parallel "
+                                     "size above 1 is possible")
+                      << "; use --tp 2 or more, or --sequence-parallel=auto");
+  }
 }
 
 }  // namespace
@@ -213,6 +225,10 @@ const Candidate& chosen_layout(const PlanRequest& r, const PlanResult& result) {
   if (result.candidates.empty() || !result.candidates.front().evaluated) {
     msg << ": no layout keeps the global batch";
     for (const Candidate& c : result.candidates) msg << "; " << c.reason;
+    if (r.constraints.sequence_parallel.value_or(false)) {
+      msg << "; --sequence-parallel=on needs a micro-batch's rows (micro-batch x --seq-len "
+          << w.seq_len << ") to divide by --tp: change --seq-len, or use --sequence-parallel=auto";
+    }
     LLMFT_FAIL(msg.str());
   }
   const Candidate& smallest = result.candidates.front();

@@ -136,6 +136,16 @@ cli_failure(plan_no_fit "no layout of llama-65b.*fits 8 x rtx3090.*The smallest"
   --global-batch 8)
 cli_failure(plan_bad_tp "--tp 3 does not divide"
   plan --model llama-7b --gpus 8 --gpu a100-80g --seq-len 512 --global-batch 8 --tp 3)
+# Sequence parallelism forced on where no layout can use it names the option.
+cli_failure(plan_sequence_parallel_tp1 "--sequence-parallel=on splits.*--tp 1 leaves no such group"
+  plan --model llama-7b --gpus 8 --gpu a100-80g --seq-len 512 --global-batch 8 --tp 1
+  --sequence-parallel=on)
+cli_failure(plan_sequence_parallel_rows "no layout keeps the global batch.*--sequence-parallel=on needs"
+  plan --model llama-7b --gpus 2 --gpu a100-80g --seq-len 511 --global-batch 2 --micro-batch 1
+  --sequence-parallel=on)
+cli_failure(auto_plan_sequence_parallel_tp1 "--sequence-parallel=on splits.*--tp 1"
+  --auto-plan --plan-only --no-calibrate --data ${cli_dir}/val.tok --tp 1 --sequence-parallel=on
+  ${train_outputs})
 cli_failure(plan_only_needs_auto_plan "--plan-only and --plan-json need --auto-plan"
   --data ${cli_dir}/val.tok --plan-only ${train_outputs})
 add_test(NAME cli_auto_plan_two_ranks COMMAND ${CMAKE_COMMAND} -E env
