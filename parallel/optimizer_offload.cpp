@@ -40,10 +40,12 @@ OptimizerOffload::OptimizerOffload(Backend& device, const HostPool& host,
         host_alloc_.allocate(bytes, MemoryCategory::master_params, "host master " + name));
     largest = std::max(largest, spans[u].size());
   }
-  for (Staging& s : staging_) {
-    s.buffer = host_alloc_.allocate(static_cast<size_t>(largest) * dtype_size(stored),
-                                    MemoryCategory::comm_buffers, "weights to the device");
-    s.copied = device_.create_event();
+  if (stored != DType::f32) {  // f32 weights go to the device straight from the masters
+    for (Staging& s : staging_) {
+      s.buffer = host_alloc_.allocate(static_cast<size_t>(largest) * dtype_size(stored),
+                                      MemoryCategory::comm_buffers, "weights to the device");
+      s.copied = device_.create_event();
+    }
   }
   scalar_ = host_alloc_.allocate(sizeof(float), MemoryCategory::other, "host norm");
 }
@@ -89,6 +91,13 @@ void OptimizerOffload::update(int unit, float lr, float grad_scale, const Tensor
   const int64_t n = spans_[unit].size();
   optimizer_->update_unit(unit, units_[unit], spans_[unit], master(unit), grads(unit), lr,
                           grad_scale);
+  if (stored_ == DType::f32) {
+    // The copy reads the master while the device runs; the host next writes it in the next
+    // step's update of this unit, after waiting for that step's gradient of it, which the
+    // device's queue produces after this copy.
+    device_.copy(device_weights, master(unit));
+    return;
+  }
   Staging& staging = staging_[next_staging_];
   next_staging_ ^= 1;
   device_.synchronize(*staging.copied);  // its previous copy has left

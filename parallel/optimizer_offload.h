@@ -9,9 +9,10 @@
 // The Engine hands over each unit's reduced gradient as each micro-batch completes it
 // (receive: a copy queued on the device) and accepts it one unit later, once the device has
 // been given the next unit's backward, so on a GPU the host adds (and, when nothing waits
-// for the global norm, updates) while the device computes. update() rounds the new master
-// weights to the stored dtype on the host and queues their copy into the device's weights;
-// two staging buffers alternate so that one unit's copy overlaps the next unit's update.
+// for the global norm, updates) while the device computes. update() queues the copy of
+// the new master weights into the device's weights: f32 straight from the master; bf16/fp16
+// rounded on the host into one of two staging buffers, which alternate so that one unit's
+// copy overlaps the next unit's update.
 //
 // Thread-safety: one per Engine, used from its thread.
 #pragma once
@@ -70,7 +71,7 @@ class OptimizerOffload {
     Buffer staging;  // the gradient as the device computed it
     std::unique_ptr<Event> copied;
   };
-  struct Staging {
+  struct Staging {  // bf16/fp16 runs only
     Buffer buffer;  // stored-dtype weights on their way to the device
     std::unique_ptr<Event> copied;
   };
