@@ -237,7 +237,7 @@ struct BackwardShared {
 };
 
 // Loads the 64 queries from i0 of head h: q, dO, their log-sum-exps and
-// delta = rowsum(dO o O) (two threads a row).
+// delta = rowsum(dO o O) (two threads a row, each reading half the row in 16-byte pieces).
 template <int D, typename T>
 __device__ void load_queries(const BackwardShared<D, T>& s, const T* qkv, const T* out,
                              const T* dout, const float* lse, const AttentionLayout& L,
@@ -247,10 +247,18 @@ __device__ void load_queries(const BackwardShared<D, T>& s, const T* qkv, const 
   load_rows<D>(s.dOs, dout, queries,
                [&](int row) { return (b * T_len + i0 + row) * width + h * D; });
   const int row = threadIdx.x >> 1, half = threadIdx.x & 1;
+  constexpr int kPer = 16 / sizeof(T);
   float delta = 0.0f;
   if (row < queries) {
-    const int64_t at = (b * T_len + i0 + row) * width + h * D;
-    for (int c = half; c < D; c += 2) delta += load(dout[at + c]) * load(out[at + c]);
+    const int64_t at = (b * T_len + i0 + row) * width + h * D + half * (D / 2);
+    for (int c = 0; c < D / 2; c += kPer) {
+      const uint4 dout_piece = *reinterpret_cast<const uint4*>(dout + at + c);
+      const uint4 out_piece = *reinterpret_cast<const uint4*>(out + at + c);
+      const T* dout_values = reinterpret_cast<const T*>(&dout_piece);
+      const T* out_values = reinterpret_cast<const T*>(&out_piece);
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) delta += load(dout_values[e]) * load(out_values[e]);
+    }
   }
   delta += __shfl_xor_sync(kAllLanes, delta, 1);
   if (half == 0) {
