@@ -28,6 +28,9 @@ void sum_squares(float* sum_sq, const void* x, DType type, int64_t n, double* pa
 // out(C) += sum over the N rows of x(N, C).
 void add_column_sums(void* out, DType out_type, const void* x, DType x_type, int64_t N, int64_t C,
                      cudaStream_t stream);
+// Each of `rows` rows of out (row stride ld) = row(cols), all of one dtype.
+void repeat_rows(void* out, int64_t ld, const void* row, DType type, int64_t rows, int64_t cols,
+                 cudaStream_t stream);
 
 // --- embedding.cu ---
 void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,

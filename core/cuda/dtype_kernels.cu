@@ -1,4 +1,5 @@
-// Fill, convert, accumulate, sums of squares and column sums on the GPU, for any float dtype.
+// Fill, convert, accumulate, sums of squares, column sums and a vector repeated down rows
+// on the GPU, for any float dtype.
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
@@ -19,6 +20,12 @@ template <typename D, typename S>
 __global__ void convert_kernel(D* dst, const S* src, int64_t n) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n) dst[i] = store<D>(load(src[i]));
+}
+
+template <typename T>
+__global__ void repeat_rows_kernel(T* out, int64_t ld, const T* row, int64_t rows, int64_t cols) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < rows * cols) out[i / cols * ld + i % cols] = row[i % cols];
 }
 
 template <typename A, typename X>
@@ -118,6 +125,17 @@ void add_column_sums(void* out, DType out_type, const void* x, DType x_type, int
       column_sums_kernel<<<blocks_for(C, kThreads), kThreads, 0, stream>>>(
           static_cast<O*>(out), static_cast<const X*>(x), N, C);
     });
+  });
+  LLMFT_CUDA_LAUNCH_CHECK();
+}
+
+void repeat_rows(void* out, int64_t ld, const void* row, DType type, int64_t rows, int64_t cols,
+                 cudaStream_t stream) {
+  if (rows * cols == 0) return;
+  dispatch_float(type, [&](auto t) {
+    using T = decltype(t);
+    repeat_rows_kernel<<<blocks_for(rows * cols, kThreads), kThreads, 0, stream>>>(
+        static_cast<T*>(out), ld, static_cast<const T*>(row), rows, cols);
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }

@@ -1,6 +1,9 @@
 #include "core/cuda/gemm.h"
 
+#include <cstdint>
+
 #include "core/cuda/cuda_check.h"
+#include "core/cuda/cuda_kernels.h"
 #include "core/error.h"
 
 namespace llmft::cuda {
@@ -42,15 +45,36 @@ struct Operation {
   }
 };
 
+// The largest power of two up to 256 that divides the address: the alignment cuBLASLt may
+// count on (its heuristic otherwise assumes 256 bytes and may pick a kernel that needs it).
+uint32_t alignment(const void* p) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  uint32_t bytes = 256;
+  while (bytes > 1 && address % bytes != 0) bytes /= 2;
+  return bytes;
+}
+
 struct Preference {
   cublasLtMatmulPreference_t preference = nullptr;
-  explicit Preference(size_t workspace) {
+  Preference(size_t workspace, const void* a, const void* b, const void* c) {
     LLMFT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-    LLMFT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+    set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
+    set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(a));
+    set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(b));
+    set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(c));
+    set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(c));
   }
   ~Preference() { cublasLtMatmulPreferenceDestroy(preference); }
+  template <typename V>
+  void set(cublasLtMatmulPreferenceAttributes_t attribute, const V& value) {
+    LLMFT_CUBLAS_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof(value)));
+  }
 };
+
+// The bias epilogue wants a 16-byte aligned vector; a bias elsewhere (a piece of a unit's
+// flat parameters can start anywhere) goes into c first and the product adds onto it.
+constexpr uint32_t kBiasAlignment = 16;
 
 }  // namespace
 
@@ -78,14 +102,18 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
   Operation op;
   op.set(CUBLASLT_MATMUL_DESC_TRANSA, a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
   op.set(CUBLASLT_MATMUL_DESC_TRANSB, b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
-  if (bias != nullptr) {
+  if (bias != nullptr && alignment(bias) >= kBiasAlignment) {
     op.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
     op.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
     op.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type);
+    beta = 0.0f;
+  } else if (bias != nullptr) {
+    repeat_rows(c, ldc, bias, type, n, m, stream);  // column j of c = bias
+    beta = 1.0f;
   }
   const Layout layout_a(cuda_type, a.rows, a.cols, a.ld), layout_b(cuda_type, b.rows, b.cols, b.ld);
   const Layout layout_c(cuda_type, m, n, ldc);
-  const Preference preference(kWorkspaceBytes);
+  const Preference preference(kWorkspaceBytes, a.data, b.data, c);
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
   LLMFT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(
@@ -95,7 +123,6 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
                                << m << " x " << n << " x " << k << " " << dtype_name(type)
                                << " product");
   const float alpha = 1.0f;
-  if (bias != nullptr) beta = 0.0f;
   LLMFT_CUBLAS_CHECK(cublasLtMatmul(handle_, op.desc, &alpha, a.data, layout_a.layout, b.data,
                                     layout_b.layout, &beta, c, layout_c.layout, c, layout_c.layout,
                                     &heuristic.algo, workspace_, kWorkspaceBytes, stream));

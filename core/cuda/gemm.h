@@ -1,6 +1,8 @@
 // Matrix products on the GPU through cuBLASLt: inputs and outputs in f32, bf16 or fp16,
 // always accumulated in f32 (for f32 data without TF32, so an f32 run computes what the
-// CPU does), an optional bias added by the epilogue, and a workspace of a fixed, explicit
+// CPU does), an optional bias added by the epilogue (or, when
+// not 16-byte aligned, written into c before the product adds onto it), operands of any
+// alignment (the heuristic is told each pointer's), and a workspace of a fixed, explicit
 // size that the backend counts among its fixed memory.
 // Thread-safety: one thread (one handle).
 #pragma once
@@ -32,8 +34,9 @@ class Gemm {
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
 
-  // c (m x n, column-major, leading dimension ldc) = op(a) op(b) + beta c (+ bias(m) when
-  // given, beta then 0). a, b, c and bias share `type`.
+  // c (m x n, column-major, leading dimension ldc) = op(a) op(b) + beta c, or
+  // op(a) op(b) + bias(m) in every column when a bias is given (beta unused). a, b, c and
+  // bias share `type`; any element alignment will do.
   void multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, int64_t ldc,
                 float beta, const void* bias, cudaStream_t stream);
 

@@ -134,6 +134,17 @@ TEST_CASE("linear layers, forward and backward, with and without bias") {
       p.gpu->linear_forward(out.gpu, x.gpu, w.gpu, bias ? b.gpu : Tensor());
       p.expect_close({out}, "linear_forward");
     }
+    // Operands one element past an allocation's start, as pieces of a unit's flat
+    // parameters can be: only element-aligned (the bias then bypasses the epilogue).
+    auto shifted = p.random(dt, {N * C + OC * C + OC + 3});
+    const auto piece = [&](int64_t offset, Shape shape) {
+      return Pair::Twin{shifted.cpu.view(offset, shape), shifted.gpu.view(offset, shape)};
+    };
+    auto odd_x = piece(1, {N, C}), odd_w = piece(N * C + 2, {OC, C});
+    auto odd_b = piece(N * C + OC * C + 3, {OC});
+    p.cpu.linear_forward(out.cpu, odd_x.cpu, odd_w.cpu, odd_b.cpu);
+    p.gpu->linear_forward(out.gpu, odd_x.gpu, odd_w.gpu, odd_b.gpu);
+    p.expect_close({out}, "linear_forward (unaligned operands)");
     p.cpu.linear_backward(dx.cpu, true, dw.cpu, db.cpu, dout.cpu, x.cpu, w.cpu);
     p.gpu->linear_backward(dx.gpu, true, dw.gpu, db.gpu, dout.gpu, x.gpu, w.gpu);
     p.expect_close({dx, dw, db}, "linear_backward");
