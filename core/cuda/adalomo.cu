@@ -127,9 +127,11 @@ void adalomo_square_sums(float* row_sums, float* col_sums, const void* grad, DTy
   dispatch_float(grad_type, [&](auto t) {
     using G = decltype(t);
     const G* g = static_cast<const G*>(grad);
-    row_sums_kernel<<<blocks_for(rows, kThreads), kThreads, 0, stream>>>(
-        row_sums, g, rows, cols == 0 ? 1 : cols, grad_scale);
-    LLMFT_CUDA_LAUNCH_CHECK();
+    if (rows > 0) {  // a tensor-parallel slice may hold no rows
+      row_sums_kernel<<<blocks_for(rows, kThreads), kThreads, 0, stream>>>(
+          row_sums, g, rows, cols == 0 ? 1 : cols, grad_scale);
+      LLMFT_CUDA_LAUNCH_CHECK();
+    }
     if (cols == 0) return;
     col_sums_kernel<<<blocks_for(cols, kThreads), kThreads, 0, stream>>>(col_sums, g, rows, cols,
                                                                          grad_scale);
@@ -197,6 +199,7 @@ void adalomo_apply(void* param, DType param_type, const void* grad, DType grad_t
       using G = decltype(g);
       const Moments<G> m = moments_of<G>(grad, row_state, col_state, rows, cols, full_rows,
                                          grad_scale, stats, stream);
+      if (rows * m.width() == 0) return;
       apply_kernel<<<blocks_for(rows * m.width(), kThreads), kThreads, 0, stream>>>(
           static_cast<P*>(param), m, stats, static_cast<double>(full_numel), lr, weight_decay);
     });

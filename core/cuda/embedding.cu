@@ -60,6 +60,7 @@ __global__ void position_backward_kernel(T* dwpe, const T* dout, int64_t N, int6
 void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
                        DType type, int64_t N, int64_t T, int64_t C, int64_t position_offset,
                        int64_t vocab_start, int64_t rows, cudaStream_t stream) {
+  if (N * C == 0) return;
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     forward_kernel<<<blocks_for(N * C, kThreads), kThreads, 0, stream>>>(
@@ -72,12 +73,13 @@ void embedding_forward(void* out, const int32_t* tokens, const void* wte, const 
 void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, DType type,
                         int64_t N, int64_t T, int64_t C, int64_t vocab_start, int64_t rows,
                         cudaStream_t stream) {
+  if (C == 0) return;
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     token_backward_kernel<<<blocks_for(C, kThreads), kThreads, 0, stream>>>(
         static_cast<S*>(dwte), static_cast<const S*>(dout), tokens, N, C, vocab_start, rows);
     LLMFT_CUDA_LAUNCH_CHECK();
-    if (dwpe == nullptr) return;
+    if (dwpe == nullptr || T * C == 0) return;
     position_backward_kernel<<<blocks_for(T * C, kThreads), kThreads, 0, stream>>>(
         static_cast<S*>(dwpe), static_cast<const S*>(dout), N, T, C);
     LLMFT_CUDA_LAUNCH_CHECK();

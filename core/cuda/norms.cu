@@ -135,6 +135,7 @@ unsigned row_blocks(int64_t N) {
 void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
                        const void* bias, DType type, int64_t N, int64_t C, float eps,
                        cudaStream_t stream) {
+  if (N * C == 0) return;  // no rows: nothing to normalise or add
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     layernorm_forward_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
@@ -147,6 +148,7 @@ void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, con
 void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
                         const void* weight, const float* mean, const float* rstd, DType type,
                         int64_t N, int64_t C, cudaStream_t stream) {
+  if (N * C == 0) return;  // no rows: nothing to normalise or add
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     layernorm_dinp_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
@@ -162,6 +164,7 @@ void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout
 
 void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, DType type,
                      int64_t N, int64_t C, float eps, cudaStream_t stream) {
+  if (N * C == 0) return;  // no rows: nothing to normalise or add
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     rmsnorm_forward_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
@@ -174,6 +177,7 @@ void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight
 void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp,
                       const void* weight, const float* rstd, DType type, int64_t N, int64_t C,
                       cudaStream_t stream) {
+  if (N * C == 0) return;  // no rows: nothing to normalise or add
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     rmsnorm_dinp_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
