@@ -24,18 +24,23 @@ MpiRuntime::MpiRuntime(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   LLMFT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   LLMFT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
-  MPI_Comm node;
   LLMFT_MPI_CHECK(
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
-  LLMFT_MPI_CHECK(MPI_Comm_rank(node, &local_rank_));
-  LLMFT_MPI_CHECK(MPI_Comm_size(node, &local_size_));
-  LLMFT_MPI_CHECK(MPI_Comm_free(&node));
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_));
+  MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN);
+  LLMFT_MPI_CHECK(MPI_Comm_rank(node_, &local_rank_));
+  LLMFT_MPI_CHECK(MPI_Comm_size(node_, &local_size_));
 }
 
 MpiRuntime::~MpiRuntime() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  MPI_Comm_free(&node_);
+  MPI_Finalize();
+}
+
+void MpiRuntime::node_barrier() const {
+  LLMFT_MPI_CHECK(MPI_Barrier(node_));
 }
 
 void MpiRuntime::abort(int code) {

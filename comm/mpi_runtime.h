@@ -3,6 +3,8 @@
 // Construct exactly one, first thing in main().
 #pragma once
 
+#include <mpi.h>
+
 #include <string>
 
 namespace llmft {
@@ -23,6 +25,8 @@ class MpiRuntime {
   // This rank among the ranks of its node (those sharing memory with it), and their number.
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
+  // Waits until every rank of this node has called it.
+  void node_barrier() const;
   // Ends every rank of the job with `code` (MPI_Abort); with one rank, an immediate exit
   // (stdio flushed, no MPI_Finalize).
   [[noreturn]] void abort(int code);
@@ -32,6 +36,7 @@ class MpiRuntime {
   int size_ = 1;
   int local_rank_ = 0;
   int local_size_ = 1;
+  MPI_Comm node_ = MPI_COMM_NULL;
 };
 
 }  // namespace llmft

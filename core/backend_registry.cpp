@@ -33,11 +33,12 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const NodePlace
 #ifdef LLMFT_WITH_CUDA
   if (cuda) {
     const int index = select_cuda_device(device, placement);
-    const int sharing =
-        placement.share_devices
-            ? (placement.local_ranks + cuda_device_count() - 1) / cuda_device_count()
-            : 1;
-    return std::make_unique<CudaBackend>(index, memory_bytes, sharing);
+    // The node's ranks take the GPUs in turn (cuda), or all the one named (cuda:N).
+    const int count = cuda_device_count();
+    const int sharing = !placement.share_devices ? 1
+                        : device == "cuda" ? (placement.local_ranks - index + count - 1) / count
+                                           : placement.local_ranks;
+    return std::make_unique<CudaBackend>(index, memory_bytes, sharing, placement.node_barrier);
   }
 #else
   (void)placement;

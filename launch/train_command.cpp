@@ -104,9 +104,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
 
   EngineOptions engine_options = engine_options_from(o);
   const size_t requested_memory = parse_byte_size(o.device_memory, "--device-memory");
-  std::unique_ptr<Backend> backend =
-      make_backend(o.device, NodePlacement{mpi.local_rank(), mpi.local_size(), o.share_devices},
-                   requested_memory);
+  NodePlacement placement{mpi.local_rank(), mpi.local_size(), o.share_devices, {}};
+  if (o.share_devices && mpi.local_size() > 1)
+    placement.node_barrier = [&mpi] { mpi.node_barrier(); };
+  std::unique_ptr<Backend> backend = make_backend(o.device, placement, requested_memory);
   std::unique_ptr<Communicator> world;
   if (mpi.size() > 1) {
     world = make_world_communicator(o.comm, o.comm_timeout, *backend, o.share_devices);

@@ -62,7 +62,9 @@ int64_t adalomo_cols(const Tensor& t) {
 
 }  // namespace
 
-CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing) : device_(device) {
+CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing,
+                         const std::function<void()>& node_barrier)
+    : device_(device) {
   LLMFT_CUDA_CHECK(cudaSetDevice(device_));
   LLMFT_CUDA_CHECK(cudaGetDeviceProperties(&properties_, device_));
   LLMFT_CUDA_CHECK(cudaFree(nullptr));  // creates the context now
@@ -71,22 +73,19 @@ CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing) : d
   gemm_ = std::make_unique<cuda::Gemm>();
   LLMFT_CUDA_CHECK(cudaMalloc(&partials_, sizeof(double) * 2 * cuda::kSumBlocks));
   launch_every_kernel();
+  // Ranks sharing the GPU measure together, after all of them have set up and before any
+  // reserves: the device then holds every sharing rank's fixed overhead (and whatever else
+  // runs there), of which each counts its share, and each takes its share of what is free.
+  if (node_barrier) node_barrier();
   size_t free = 0, total = 0;
   LLMFT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  fixed_overhead_ = total - free;
-  LLMFT_REQUIRE(free > kRuntimeReserve, "cuda:" << device_ << ": only " << format_bytes(free)
-                                                << " of device memory is free");
-  // Ranks sharing the GPU start together, so each takes its share of what the device
-  // holds, not of what happens to be free right now.
-  const size_t sharing = static_cast<size_t>(ranks_sharing);
-  LLMFT_REQUIRE(total > sharing * (fixed_overhead_ + kRuntimeReserve),
-                "cuda:" << device_ << ": " << ranks_sharing << " ranks cannot share its "
-                        << format_bytes(static_cast<double>(total)));
-  const size_t available =
-      ranks_sharing > 1
-          ? (total - static_cast<size_t>(ranks_sharing) * (fixed_overhead_ + kRuntimeReserve)) /
-                static_cast<size_t>(ranks_sharing)
-          : free - kRuntimeReserve;
+  if (node_barrier) node_barrier();
+  const size_t sharing = static_cast<size_t>(std::max(1, ranks_sharing));
+  fixed_overhead_ = (total - free) / sharing;
+  LLMFT_REQUIRE(free > sharing * kRuntimeReserve,
+                "cuda:" << device_ << ": only " << format_bytes(free) << " of device memory is free"
+                        << (sharing > 1 ? " for " + std::to_string(sharing) + " ranks" : ""));
+  const size_t available = (free - sharing * kRuntimeReserve) / sharing;
   LLMFT_REQUIRE(memory_bytes <= available,
                 "--device-memory " << format_bytes(memory_bytes) << " is more than the "
                                    << format_bytes(available) << " free on cuda:" << device_

@@ -18,6 +18,7 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,7 +34,11 @@ class CudaBackend : public Backend {
 
   // `ranks_sharing`: ranks of this node on the same GPU; with memory_bytes 0 each takes an
   // even share of the device's memory.
-  CudaBackend(int device, size_t memory_bytes, int ranks_sharing = 1);
+  // ranks_sharing: the ranks on this GPU; node_barrier (when set): waits for every rank of
+  // the node, which each calls twice here, so that they all measure their fixed overhead
+  // before any reserves its share.
+  CudaBackend(int device, size_t memory_bytes, int ranks_sharing = 1,
+              const std::function<void()>& node_barrier = {});
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;

@@ -29,7 +29,8 @@ constexpr DType kFloatTypes[] = {DType::f32, DType::bf16, DType::f16};
 MpiRuntime* runtime = nullptr;
 
 std::unique_ptr<Backend> gpu() {
-  return make_backend("cuda", NodePlacement{runtime->local_rank(), runtime->local_size(), false},
+  return make_backend("cuda",
+                      NodePlacement{runtime->local_rank(), runtime->local_size(), false, {}},
                       size_t{256} << 20);
 }
 
