@@ -1,5 +1,6 @@
 #include "comm/nccl_communicator.h"
 
+#include <exception>
 #include <utility>
 
 #include "comm/mpi_runtime.h"
@@ -30,19 +31,23 @@ void check_launch(ncclResult_t result, const std::string& what) {
                 "NCCL: " << what << " failed: " << ncclGetErrorString(result));
 }
 
-// Whether the communicator has finished what it was asked; throws on its asynchronous error.
-bool settled(const NcclCommunicator::Handle& nccl, const std::string& what) {
-  ncclResult_t state = ncclSuccess;
-  check_launch(ncclCommGetAsyncError(nccl.comm, &state), what);
-  LLMFT_REQUIRE(state == ncclSuccess || state == ncclInProgress,
-                "NCCL: " << what << " failed: " << ncclGetErrorString(state));
-  return state == ncclSuccess;
-}
-
 void abort_nccl(NcclCommunicator::Handle& nccl) {
   if (nccl.aborted) return;
   nccl.aborted = true;
   ncclCommAbort(nccl.comm);
+}
+
+// Whether the communicator has finished what it was asked. On its asynchronous error it
+// is aborted (its kernels would otherwise spin, and destroying it would wait for them)
+// and the error thrown.
+bool settled(NcclCommunicator::Handle& nccl, const std::string& what) {
+  LLMFT_REQUIRE(!nccl.aborted, "NCCL: " << what << ": the communicator was aborted");
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t query = ncclCommGetAsyncError(nccl.comm, &state);
+  if (query != ncclSuccess) state = query;
+  if (state == ncclSuccess || state == ncclInProgress) return state == ncclSuccess;
+  abort_nccl(nccl);
+  LLMFT_FAIL("NCCL: " << what << " failed: " << ncclGetErrorString(state));
 }
 
 // Waits until the (non-blocking) communicator has settled, within the timeout.
@@ -52,9 +57,12 @@ void wait_settled(const std::shared_ptr<NcclCommunicator::Handle>& nccl, const s
             [&] { abort_nccl(*nccl); });
 }
 
+// Non-blocking, so that waits can time out; a split shares its parent's resources
+// (buffers, proxy threads) instead of allocating its own.
 ncclConfig_t non_blocking() {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
+  config.splitShare = 1;
   return config;
 }
 
@@ -125,8 +133,13 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  if (!nccl_->aborted) ncclCommDestroy(nccl_->comm);
-  MPI_Comm_free(&mpi_);
+  // Destroying waits for the communicator's queued collectives, which may never finish
+  // while an error unwinds (another group's wait failed): abort instead.
+  if (std::uncaught_exceptions() > 0) abort_nccl(*nccl_);
+  if (!nccl_->aborted && ncclCommDestroy(nccl_->comm) != ncclSuccess) abort_nccl(*nccl_);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&mpi_);
 }
 
 template <typename Launch>
@@ -143,7 +156,11 @@ std::unique_ptr<CommRequest> NcclCommunicator::run(Collective collective, size_t
   LLMFT_CUDA_CHECK(cudaEventRecord(ready, compute));
   LLMFT_CUDA_CHECK(cudaStreamWaitEvent(communication, ready, 0));
   LLMFT_CUDA_CHECK(cudaEventDestroy(ready));
-  check_launch(launch(communication), description);
+  const ncclResult_t launched = launch(communication);
+  check_launch(launched, description);
+  // A non-blocking communicator may still be enqueueing the collective (ncclInProgress):
+  // it is on the stream, and the communicator usable again, once it has settled.
+  if (launched == ncclInProgress) wait_settled(nccl_, description, timeout_seconds_);
   const cudaEvent_t done = new_event();
   LLMFT_CUDA_CHECK(cudaEventRecord(done, communication));
   return std::make_unique<NcclRequest>(nccl_, done, compute, description, timeout_seconds_);
