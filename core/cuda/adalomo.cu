@@ -1,9 +1,10 @@
 // AdaLomo's four passes (core/backend.h) on the GPU, with the CPU's arithmetic
 // (core/cpu/adalomo.cpp): a factored second moment from row and column sums of squared
 // gradients, a grouped normalisation of the update and a step relative to the weights' RMS.
-// Every sum adds in a fixed order: rows and columns by one thread each, norms through
-// fixed partials.
+// Every sum adds in a fixed order: rows by one thread each, columns through
+// column_sums.cuh, norms through fixed partials.
 #include "core/cuda/block_reduce.cuh"
+#include "core/cuda/column_sums.cuh"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
@@ -51,10 +52,10 @@ __global__ void row_sums_kernel(float* row_sums, const G* g, int64_t rows, int64
 template <typename G>
 __global__ void col_sums_kernel(float* col_sums, const G* g, int64_t rows, int64_t cols,
                                 float grad_scale) {
-  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (c >= cols) return;
-  double total = 0.0;
-  for (int64_t r = 0; r < rows; ++r) total += square(g, r * cols + c, grad_scale);
+  const int64_t c = block_column();
+  const double total = column_sum<double>(
+      rows, [&](int64_t r) { return c < cols ? square(g, r * cols + c, grad_scale) : 0.0; });
+  if (threadIdx.x >= 32 || c >= cols) return;
   col_sums[c] = static_cast<float>(total);
 }
 
@@ -133,8 +134,8 @@ void adalomo_square_sums(float* row_sums, float* col_sums, const void* grad, DTy
       LLMFT_CUDA_LAUNCH_CHECK();
     }
     if (cols == 0) return;
-    col_sums_kernel<<<blocks_for(cols, kThreads), kThreads, 0, stream>>>(col_sums, g, rows, cols,
-                                                                         grad_scale);
+    col_sums_kernel<<<column_blocks(cols), kColumnThreads, 0, stream>>>(col_sums, g, rows, cols,
+                                                                        grad_scale);
     LLMFT_CUDA_LAUNCH_CHECK();
   });
 }

@@ -1,6 +1,7 @@
 // Fill, convert, accumulate, sums of squares, column sums and a vector repeated down rows
 // on the GPU, for any float dtype.
 #include "core/cuda/block_reduce.cuh"
+#include "core/cuda/column_sums.cuh"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
@@ -55,13 +56,12 @@ __global__ void add_partials(float* total, const double* partials) {
   if (threadIdx.x == 0) *total += static_cast<float>(sum);
 }
 
-// Thread c adds column c over the rows, in row order.
 template <typename O, typename X>
 __global__ void column_sums_kernel(O* out, const X* x, int64_t N, int64_t C) {
-  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (c >= C) return;
-  float sum = 0.0f;
-  for (int64_t n = 0; n < N; ++n) sum += load(x[n * C + c]);
+  const int64_t c = block_column();
+  const float sum =
+      column_sum<float>(N, [&](int64_t n) { return c < C ? load(x[n * C + c]) : 0.0f; });
+  if (threadIdx.x >= 32 || c >= C) return;
   out[c] = store<O>(load(out[c]) + sum);
 }
 
@@ -122,7 +122,7 @@ void add_column_sums(void* out, DType out_type, const void* x, DType x_type, int
     dispatch_float(x_type, [&](auto s) {
       using O = decltype(o);
       using X = decltype(s);
-      column_sums_kernel<<<blocks_for(C, kThreads), kThreads, 0, stream>>>(
+      column_sums_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
           static_cast<O*>(out), static_cast<const X*>(x), N, C);
     });
   });

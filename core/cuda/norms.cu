@@ -1,7 +1,8 @@
 // LayerNorm and RMSNorm on the GPU: one warp per row for the outputs and input gradients
-// (statistics in f32, as PyTorch keeps them), and one thread per column for the weight
-// and bias gradients, adding the rows in order.
+// (statistics in f32, as PyTorch keeps them), and column_sums.cuh's fixed-order column
+// sums for the weight and bias gradients.
 #include "core/cuda/block_reduce.cuh"
+#include "core/cuda/column_sums.cuh"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
@@ -10,7 +11,6 @@ namespace llmft::cuda {
 namespace {
 
 constexpr int kRowsPerBlock = 8;  // warps per block, one row each
-constexpr int kThreads = 256;
 
 __device__ __forceinline__ int64_t warp_row() {
   return blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / 32;
@@ -67,20 +67,29 @@ __global__ void layernorm_dinp_kernel(T* dinp, const T* dout, const T* inp, cons
   }
 }
 
+// A column's weight- and bias-gradient sums, added together.
+struct ParamSums {
+  float dweight, dbias;
+  __device__ ParamSums& operator+=(const ParamSums& o) {
+    dweight += o.dweight;
+    dbias += o.dbias;
+    return *this;
+  }
+};
+
 template <typename T>
 __global__ void layernorm_params_kernel(T* dweight, T* dbias, const T* dout, const T* inp,
                                         const float* mean, const float* rstd, int64_t N,
                                         int64_t C) {
-  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (c >= C) return;
-  float dw = 0.0f, db = 0.0f;
-  for (int64_t n = 0; n < N; ++n) {
+  const int64_t c = block_column();
+  const ParamSums sums = column_sum<ParamSums>(N, [&](int64_t n) {
+    if (c >= C) return ParamSums{};
     const float dy = load(dout[n * C + c]);
-    dw += (load(inp[n * C + c]) - mean[n]) * rstd[n] * dy;
-    db += dy;
-  }
-  dweight[c] = store<T>(load(dweight[c]) + dw);
-  dbias[c] = store<T>(load(dbias[c]) + db);
+    return ParamSums{(load(inp[n * C + c]) - mean[n]) * rstd[n] * dy, dy};
+  });
+  if (threadIdx.x >= 32 || c >= C) return;
+  dweight[c] = store<T>(load(dweight[c]) + sums.dweight);
+  dbias[c] = store<T>(load(dbias[c]) + sums.dbias);
 }
 
 template <typename T>
@@ -119,10 +128,11 @@ __global__ void rmsnorm_dinp_kernel(T* dinp, const T* dout, const T* inp, const 
 template <typename T>
 __global__ void rmsnorm_weight_kernel(T* dweight, const T* dout, const T* inp, const float* rstd,
                                       int64_t N, int64_t C) {
-  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (c >= C) return;
-  float dw = 0.0f;
-  for (int64_t n = 0; n < N; ++n) dw += load(dout[n * C + c]) * load(inp[n * C + c]) * rstd[n];
+  const int64_t c = block_column();
+  const float dw = column_sum<float>(N, [&](int64_t n) {
+    return c < C ? load(dout[n * C + c]) * load(inp[n * C + c]) * rstd[n] : 0.0f;
+  });
+  if (threadIdx.x >= 32 || c >= C) return;
   dweight[c] = store<T>(load(dweight[c]) + dw);
 }
 
@@ -155,7 +165,7 @@ void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout
         static_cast<S*>(dinp), static_cast<const S*>(dout), static_cast<const S*>(inp),
         static_cast<const S*>(weight), mean, rstd, N, C);
     LLMFT_CUDA_LAUNCH_CHECK();
-    layernorm_params_kernel<<<blocks_for(C, kThreads), kThreads, 0, stream>>>(
+    layernorm_params_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
         static_cast<S*>(dweight), static_cast<S*>(dbias), static_cast<const S*>(dout),
         static_cast<const S*>(inp), mean, rstd, N, C);
     LLMFT_CUDA_LAUNCH_CHECK();
@@ -184,7 +194,7 @@ void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* i
         static_cast<S*>(dinp), static_cast<const S*>(dout), static_cast<const S*>(inp),
         static_cast<const S*>(weight), rstd, N, C);
     LLMFT_CUDA_LAUNCH_CHECK();
-    rmsnorm_weight_kernel<<<blocks_for(C, kThreads), kThreads, 0, stream>>>(
+    rmsnorm_weight_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
         static_cast<S*>(dweight), static_cast<const S*>(dout), static_cast<const S*>(inp), rstd, N,
         C);
     LLMFT_CUDA_LAUNCH_CHECK();
