@@ -1,6 +1,7 @@
 // The NCCL communicator under mpiexec, one rank per visible GPU: every collective in every
 // dtype gives what the MPI communicator gives on host copies of the same data (values
-// whose sums are exact in bf16 and fp16, so any summation order agrees), and a rank that
+// whose sums are exact in bf16 and fp16, so any summation order agrees), two large
+// all-reduces queued back to back both complete with the right sums, and a rank that
 // never joins a collective ends the others' wait with the timeout error, naming the
 // collective and the group. Where no GPU can run (no driver, no device, a build without
 // CUDA) every rank reports the program skipped (exit 77).
@@ -107,6 +108,22 @@ TEST_CASE("NCCL collectives give the MPI communicator's results") {
     CHECK(data.values(*backend) == HostTensor(dtype, exact_values(size - 1, n)).values());
   }
   CHECK(nccl.counters()[static_cast<int>(Collective::all_reduce)].calls == 6);
+  // Two large all-reduces queued before either is waited for: on several ranks NCCL may
+  // still be enqueueing the first (ncclInProgress) when the second is called.
+  const int big = 1 << 20;
+  DeviceTensor first(alloc, *backend, DType::f32, exact_values(rank, big));
+  DeviceTensor second(alloc, *backend, DType::f32, exact_values(rank + 1, big));
+  std::unique_ptr<CommRequest> first_sum = nccl.all_reduce(first.tensor, ReduceOp::sum);
+  std::unique_ptr<CommRequest> second_sum = nccl.all_reduce(second.tensor, ReduceOp::sum);
+  first_sum->wait();
+  second_sum->wait();
+  std::vector<float> first_expected(big, 0.0f), second_expected(big, 0.0f);
+  for (int r = 0; r < size; ++r) {
+    const std::vector<float> a = exact_values(r, big), b = exact_values(r + 1, big);
+    for (int i = 0; i < big; ++i) first_expected[i] += a[i], second_expected[i] += b[i];
+  }
+  CHECK(first.values(*backend) == first_expected);
+  CHECK(second.values(*backend) == second_expected);
   std::unique_ptr<Communicator> half = nccl.split(rank % 2, rank);
   DeviceTensor one(alloc, *backend, DType::f32, {1.0f});
   half->all_reduce(one.tensor, ReduceOp::sum)->wait();
