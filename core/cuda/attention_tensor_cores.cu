@@ -75,6 +75,14 @@ __device__ void load_rows(T* tile, const T* src, int count, Offset row_offset) {
   }
 }
 
+// The K and V tiles of kv head g's keys j0 .. j0 + keys - 1 (zeros past them).
+template <int D, typename T>
+__device__ void load_keys_values(T* Ks, T* Vs, const T* qkv, int keys, const AttentionLayout& L,
+                                 int64_t b, int64_t j0, int64_t g) {
+  load_rows<D>(Ks, qkv, keys, [&](int key) { return L.k(b, j0 + key, g); });
+  load_rows<D>(Vs, qkv, keys, [&](int key) { return L.v(b, j0 + key, g); });
+}
+
 // A warp's scores(16, 64) = a(16, D) b(64, D)^T into its f32 scratch; a and b are tiles in
 // shared memory with the row pitch.
 template <int D, typename T>
@@ -164,8 +172,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t j0 = 0; j0 <= last_key; j0 += kRows) {
     const int keys = tile_rows<kRows>(last_key + 1 - j0);
     __syncthreads();
-    load_rows<D>(Ks, qkv, keys, [&](int key) { return L.k(b, j0 + key, g); });
-    load_rows<D>(Vs, qkv, keys, [&](int key) { return L.v(b, j0 + key, g); });
+    load_keys_values<D>(Ks, Vs, qkv, keys, L, b, j0, g);
     __syncthreads();
     scores_of<D>(scratch, Qs + warp * kEdge * Pitch<D>::row, Ks);
     __syncwarp();
@@ -278,8 +285,7 @@ __global__ void __launch_bounds__(kThreads)
   const BackwardShared<D, T> s(shared, warp);
   const int64_t b = blockIdx.z, g = blockIdx.y, j0 = blockIdx.x * static_cast<int64_t>(kRows);
   const int keys = tile_rows<kRows>(T_len - j0);
-  load_rows<D>(s.Ks, qkv, keys, [&](int key) { return L.k(b, j0 + key, g); });
-  load_rows<D>(s.Vs, qkv, keys, [&](int key) { return L.v(b, j0 + key, g); });
+  load_keys_values<D>(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
   Accumulator dk[D / kEdge], dv[D / kEdge];
 #pragma unroll
   for (int n = 0; n < D / kEdge; ++n) {
@@ -355,8 +361,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t j0 = 0; j0 < i0 + queries; j0 += kRows) {
     const int keys = tile_rows<kRows>(T_len - j0);
     __syncthreads();
-    load_rows<D>(s.Ks, qkv, keys, [&](int key) { return L.k(b, j0 + key, g); });
-    load_rows<D>(s.Vs, qkv, keys, [&](int key) { return L.v(b, j0 + key, g); });
+    load_keys_values<D>(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
     __syncthreads();
     scores_of<D>(s.scratch, Q_warp, s.Ks);  // S
     __syncwarp();
