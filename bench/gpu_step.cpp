@@ -1,8 +1,8 @@
 // bench_gpu_step: llmft training steps on a GPU (--device cuda), timed with CUDA events,
 // with the model FLOP utilisation (MFU: 6 x matrix parameters + attention FLOPs per token
 // over the device's peak dense bf16 FLOP/s), the memory model's prediction beside the
-// allocator's peak and the device's use (cudaMemGetInfo through the backend's fixed
-// overhead), and optionally the same step in PyTorch on the same GPU
+// allocator's peak and the device's peak (the allocator's plus what cudaMemGetInfo shows
+// outside its slab), and optionally the same step in PyTorch on the same GPU
 // (bench/torch_gpu_step.py) as a time ratio.
 //
 // usage: bench_gpu_step [--model gpt2] [--batch 8] [--seq 1024] [--dtype bf16]
@@ -94,14 +94,19 @@ int run(int argc, char** argv) {
   std::printf("device: %s\n", backend->describe().c_str());
   std::printf("llmft step:   %8.1f ms | %10.0f tokens/s | %7.1f TFLOP/s | MFU %.1f%%\n",
               seconds * 1e3, tokens / seconds, flops * 1e-12, 100.0 * flops / peak);
+  const double predicted_device =
+      static_cast<double>(predicted.peak_total + backend->fixed_overhead());
+  const double device_peak =
+      static_cast<double>(allocator.total_peak() + backend->memory_outside_allocator());
   std::printf(
-      "memory: predicted peak %s, allocator peak %s (%s), fixed overhead %s "
-      "(measured); predicted device use %s\n",
+      "memory: predicted peak %s, allocator peak %s (%s), fixed overhead %s (measured); "
+      "device peak %s (cudaMemGetInfo), predicted %s (%+.2f%%)\n",
       format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
       format_bytes(static_cast<double>(allocator.total_peak())).c_str(),
       predicted.peak_total == allocator.total_peak() ? "equal" : "DIFFERENT",
       format_bytes(static_cast<double>(backend->fixed_overhead())).c_str(),
-      format_bytes(static_cast<double>(predicted.peak_total + backend->fixed_overhead())).c_str());
+      format_bytes(device_peak).c_str(), format_bytes(predicted_device).c_str(),
+      100.0 * (predicted_device - device_peak) / device_peak);
   if (!args.at("python").empty()) {
     const double torch_ms = torch_ms_per_step(args, config);
     std::printf("pytorch step: %8.1f ms | %s\n", torch_ms,

@@ -47,6 +47,11 @@ class Communicator : public ReduceGroup {
 
   // What a timed-out or failed wait names as the place, e.g. "step 12".
   virtual void set_context(const std::string& context) = 0;
+  // Runs every collective once, at the sizes that choose each of its algorithms, on scratch
+  // of its own, and resets the counters: a communicator that sets up its buffers at first
+  // use (NCCL) then holds them before the device's memory is reserved (core/backend.h).
+  // Collective over the group. Optional: nothing to set up.
+  virtual void warm_up(DType dtype) { (void)dtype; }
   virtual const CommCounters& counters() const = 0;
   virtual void reset_counters() = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <utility>
+#include <vector>
 
 #include "comm/mpi_runtime.h"
 #include "comm/poll_wait.h"
@@ -199,6 +200,36 @@ std::unique_ptr<CommRequest> NcclCommunicator::broadcast(Tensor data, int root) 
     return ncclBroadcast(data.data, data.data, static_cast<size_t>(data.numel()),
                          nccl_type(data.dtype), root, nccl_->comm, stream);
   });
+}
+
+void NcclCommunicator::warm_up(DType dtype) {
+  // NCCL picks an algorithm and protocol by a call's size and connects an algorithm's
+  // channels (allocating their buffers) the first time it runs: a small, a middling and a
+  // large call of every collective reach what the run's collectives will.
+  constexpr size_t kSizes[] = {size_t{4} << 10, size_t{1} << 20, size_t{64} << 20};
+  constexpr size_t kScratch = kSizes[2];
+  void* scratch = nullptr;
+  LLMFT_CUDA_CHECK(cudaMalloc(&scratch, kScratch));
+  LLMFT_CUDA_CHECK(cudaMemsetAsync(scratch, 0, kScratch, backend_.compute_stream()));
+  std::vector<DType> dtypes = {DType::f32};
+  if (dtype != DType::f32) dtypes.push_back(dtype);
+  for (DType type : dtypes) {
+    for (size_t bytes : kSizes) {
+      const int64_t per_rank = static_cast<int64_t>(bytes / dtype_size(type)) / size_;
+      const Tensor whole(scratch, type, {per_rank * size_});
+      // In place, as NCCL defines it: this rank's part of the whole.
+      const Tensor mine(static_cast<char*>(scratch) + rank_ * per_rank * dtype_size(type), type,
+                        {per_rank});
+      all_reduce(whole, ReduceOp::sum)->wait();
+      reduce_scatter(whole, mine)->wait();
+      all_gather(mine, whole)->wait();
+      broadcast(whole, 0)->wait();
+    }
+  }
+  all_reduce(Tensor(scratch, DType::f32, {1}), ReduceOp::max)->wait();
+  backend_.synchronize();
+  LLMFT_CUDA_CHECK(cudaFree(scratch));
+  counters_ = {};
 }
 
 void NcclCommunicator::barrier() {

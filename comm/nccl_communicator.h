@@ -13,6 +13,11 @@
 // timeout, or that a failure notice from another rank ends, aborts the NCCL communicator
 // (ncclCommAbort) before failing, naming the collective, the group and the context.
 //
+// Memory: NCCL allocates its buffers outside the backend's allocator, when a communicator
+// is created and when an algorithm first runs; warm_up runs every collective at three sizes
+// on scratch of its own, so a run creates and warms its communicators before the backend
+// reserves its slab and measures what they took (CudaBackend's communicator overhead).
+//
 // Sums are NCCL's (its order and, for bf16 and fp16, its rounding per step), not the MPI
 // communicator's rank-order f32 sums: results agree with one rank within the parity
 // tolerances, not bit for bit. Ranks sharing one GPU cannot use NCCL: the registry then
@@ -49,6 +54,7 @@ class NcclCommunicator : public Communicator {
   void barrier() override;
   std::unique_ptr<Communicator> split(int color, int key) override;
   void set_context(const std::string& context) override { context_ = context; }
+  void warm_up(DType dtype) override;
   const CommCounters& counters() const override { return counters_; }
   void reset_counters() override { counters_ = {}; }
 

@@ -49,13 +49,26 @@ class Backend {
   virtual std::string describe() const = 0;
   // Which dtype the kernels compute a run in (core/compute_dtype.h).
   virtual ComputeRule compute_rule() const = 0;
+  // A GPU reserves its slab at the first call of memory() or memory_capacity(), so that
+  // communicators created before then (NCCL's buffers) find room beside it.
   virtual DeviceMemory& memory() = 0;
-  // Bytes the backend's memory can hand out (a GPU's reserved slab); 0: no fixed limit
-  // (the CPU's host memory). Optional.
-  virtual size_t memory_capacity() const { return 0; }
+  // Bytes the backend's memory can hand out (a GPU's slab); 0: no fixed limit (the CPU's
+  // host memory). Optional.
+  virtual size_t memory_capacity() { return 0; }
+  // Gives back what memory() reserved, so that communicators created from now on find room
+  // too; the next memory() reserves anew with what is free then. Optional: nothing.
+  // REQUIRES: nothing allocated from memory() is still held.
+  virtual void release_memory() {}
   // Device memory held outside the allocator (context, library handles and workspaces,
   // loaded kernels), measured when the backend starts. Optional: 0.
   virtual size_t fixed_overhead() const { return 0; }
+  // Device memory that communicators created before memory() reserved (NCCL's state and
+  // buffers) hold outside the allocator, measured then. Optional: 0.
+  virtual size_t communicator_overhead() const { return 0; }
+  // Device memory in use outside the allocator now (on a GPU measured by cudaMemGetInfo: the
+  // fixed overhead, communicators' buffers and whatever the runtime allocated since), this
+  // rank's share where ranks share the device. Optional: the two figures above.
+  virtual size_t memory_outside_allocator() { return fixed_overhead() + communicator_overhead(); }
   // Whether tensors live in host memory that any host code (MPI) may read and write.
   virtual bool host_memory() const { return true; }
   // Host memory this device copies to and from fastest (pinned on CUDA), for what a run

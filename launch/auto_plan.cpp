@@ -29,14 +29,18 @@ std::unique_ptr<Communicator> node_group(Communicator* world) {
 
 // This job's device before calibration: the CPU preset shared by the ranks on a machine
 // (memory: --device-memory, or the machine's share), or the --gpu preset and overrides,
-// with the memory the GPU backend reserved and the fixed overhead it measured.
-DeviceDescription base_device(const TrainOptions& o, const Backend& backend, int ranks_per_node) {
+// with the memory the GPU backend reserved, the fixed overhead it measured and what the
+// world's communicator took (measured; the mesh's groups, split from it, share it).
+DeviceDescription base_device(const TrainOptions& o, Backend& backend, int ranks_per_node) {
   if (o.device != "cpu") {
     DeviceDescription d = describe_device(o.cluster);
     if (backend.memory_capacity() > 0) {
-      d.memory_bytes = backend.memory_capacity() + backend.fixed_overhead();
+      d.memory_bytes =
+          backend.memory_capacity() + backend.fixed_overhead() + backend.communicator_overhead();
       d.overhead_bytes = backend.fixed_overhead();
       d.overhead_measured = true;
+      d.communicator_bytes = backend.communicator_overhead();
+      d.communicator_measured = true;
     }
     d.host_memory_bytes = host_memory_budget(o, ranks_per_node);
     d.host_memory_measured = true;
@@ -103,6 +107,8 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
                  int world_size) {
   const bool lead = !world || world->rank() == 0;
   const std::unique_ptr<Communicator> node = node_group(world);
+  // Before base_device reserves the slab, so NCCL's buffers for it lie outside.
+  if (node && node->size() > 1) node->warm_up(parse_dtype(o.dtype));
   PlanRequest request;
   request.device = base_device(o, backend, node ? node->size() : 1);
   if (!o.no_calibrate) {

@@ -1,6 +1,8 @@
 // The worst rank's measured memory: every rank's allocator peak and its breakdown at that
 // peak, gathered so that rank 0 reports the largest — the figure each device must hold,
-// which the memory model's worst-rank prediction is held to.
+// which the memory model's worst-rank prediction is held to — and the largest device
+// peak: a rank's allocator peak plus the device memory it holds outside the allocator
+// now (Backend::memory_outside_allocator, measured on a GPU).
 #pragma once
 
 #include "comm/communicator.h"
@@ -14,6 +16,7 @@ struct RankPeak {
   int rank = 0;
   size_t total = 0;
   CategoryBytes at_peak{};
+  size_t device_total = 0;  // the largest device peak of any rank
 };
 
 // Collective over `world` (null: this rank's own).

@@ -108,9 +108,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   if (o.share_devices && mpi.local_size() > 1)
     placement.node_barrier = [&mpi] { mpi.node_barrier(); };
   std::unique_ptr<Backend> backend = make_backend(o.device, placement, requested_memory);
+  // Communicators are created and warmed before the backend reserves its memory (at the
+  // first memory() or memory_capacity()), so that their own buffers (NCCL's) are in place
+  // beside it and measured (Backend::communicator_overhead).
   std::unique_ptr<Communicator> world;
   if (mpi.size() > 1) {
     world = make_world_communicator(o.comm, o.comm_timeout, *backend, o.share_devices);
+    world->warm_up(engine_options.dtype);
   }
   if (o.threads > 0) backend->set_threads(o.threads);
   if (o.auto_plan) {
@@ -118,6 +122,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
         auto_plan(o, values, config, engine_options.optimizer, *backend, world.get(), mpi.size());
     if (o.plan_only) return 0;
     apply_layout(o, chosen);
+    backend->release_memory();  // calibration's; the mesh's communicators come first
   }
   // The ranks form a dp x tp mesh (tensor-parallel ranks adjacent).
   const MeshShape shape = mesh_shape(mpi.size(), o.tp, config);
@@ -125,6 +130,19 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                 "--dp " << o.dp << " with " << mpi.size() << " ranks and --tp " << shape.tp
                         << ": --dp must be " << shape.dp << " (ranks / --tp), or 0");
   if (!o.auto_plan) apply_global_batch(o, values, shape.dp);
+  std::unique_ptr<Mesh> mesh;
+  Communicator* data_parallel = nullptr;
+  Communicator* tensor_parallel = nullptr;
+  if (world) {
+    mesh = std::make_unique<Mesh>(*world, shape);
+    if (shape.dp > 1) data_parallel = &mesh->data_parallel();
+    if (shape.tp > 1) tensor_parallel = &mesh->tensor_parallel();
+    for (Communicator* group : {data_parallel, tensor_parallel}) {
+      if (group) group->warm_up(engine_options.dtype);
+    }
+    engine_options.data_parallel = data_parallel;
+    engine_options.tensor_parallel = tensor_parallel;
+  }
 
   io::TokenFile train_file(o.data);
   check_vocab(train_file, config, "--data");
@@ -184,16 +202,6 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << "; use a higher --zero to shard it over more ranks, raise --host-memory, "
                        "or drop --offload-optimizer");
 
-  std::unique_ptr<Mesh> mesh;
-  Communicator* data_parallel = nullptr;
-  Communicator* tensor_parallel = nullptr;
-  if (world) {
-    mesh = std::make_unique<Mesh>(*world, shape);
-    if (shape.dp > 1) data_parallel = &mesh->data_parallel();
-    if (shape.tp > 1) tensor_parallel = &mesh->tensor_parallel();
-    engine_options.data_parallel = data_parallel;
-    engine_options.tensor_parallel = tensor_parallel;
-  }
   const TpSlice tp_slice{mesh ? mesh->tp_rank() : 0, shape.tp};
   engine_options.zero_stage = o.zero;
   const int dp = shape.dp, dp_rank = mesh ? mesh->dp_rank() : 0;
@@ -234,7 +242,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   std::optional<TrainReport> report;
   if (lead)
     report.emplace(o, config, predicted, loader.num_windows(), shape, backend->describe(),
-                   backend->fixed_overhead());
+                   backend->fixed_overhead(), backend->communicator_overhead());
   io::MetricsWriter metrics(lead ? o.metrics : "");
   if (!val_batches.empty()) {
     const double loss = engine.evaluate(views_of(val_batches));
@@ -291,7 +299,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     }
     if (checkpoints.after_step(step, windows_consumed)) return kPreemptedExitCode;
   }
-  if (report) report->finish(allocator, host_allocator.get());
+  const RankPeak final_peak = worst_rank_peak(world.get(), *backend, allocator);
+  if (report) report->finish(allocator, host_allocator.get(), final_peak);
 
   if (!o.save_dir.empty()) {
     // Every rank takes part (with ZeRO-3 reading the weights gathers them, with tensor

@@ -40,10 +40,11 @@ double tokens_of(const StepRecord& r) {
 
 TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
                          const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh,
-                         const std::string& device, size_t fixed_overhead)
+                         const std::string& device, size_t fixed_overhead, size_t communicators)
     : options_(o),
       predicted_(predicted),
       fixed_overhead_(fixed_overhead),
+      communicators_(communicators),
       uniform_loss_(std::log(static_cast<double>(c.vocab_size))) {
   std::printf(
       "llmft: model %s (%s): %d layers, hidden %d, %d heads, MLP %d, vocab %d, context %d\n",
@@ -68,6 +69,14 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
   std::printf("llmft: predicted peak memory %s at %s: %s\n",
               format_bytes(static_cast<double>(predicted.peak_total)).c_str(),
               predicted.peak_phase.c_str(), describe_bytes(predicted.at_peak).c_str());
+  if (fixed_overhead_ + communicators_ > 0) {
+    std::printf(
+        "llmft: predicted device peak %s: with the fixed overhead %s and communicators' buffers "
+        "%s, measured\n",
+        format_bytes(static_cast<double>(predicted_device_peak())).c_str(),
+        format_bytes(static_cast<double>(fixed_overhead_)).c_str(),
+        format_bytes(static_cast<double>(communicators_)).c_str());
+  }
   if (predicted.host_peak_total > 0) {
     std::printf("llmft: optimizer offloaded: predicted host pool peak %s (rank 0): %s\n",
                 format_bytes(static_cast<double>(predicted.host_peak_total)).c_str(),
@@ -129,8 +138,11 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   j.set("predicted_peak_memory_bytes",
         io::Json::number(static_cast<double>(predicted_.peak_total)));
   j.set("fixed_overhead_bytes", io::Json::number(static_cast<double>(fixed_overhead_)));
+  j.set("communicator_bytes", io::Json::number(static_cast<double>(communicators_)));
   j.set("worst_rank_device_peak_bytes",
-        io::Json::number(static_cast<double>(r.worst_rank.total + fixed_overhead_)));
+        io::Json::number(static_cast<double>(r.worst_rank.device_total)));
+  j.set("predicted_device_peak_bytes",
+        io::Json::number(static_cast<double>(predicted_device_peak())));
   if (predicted_.host_peak_total > 0) {
     j.set("host_peak_memory_bytes", io::Json::number(static_cast<double>(r.host_peak)));
     j.set("predicted_host_peak_memory_bytes",
@@ -163,8 +175,14 @@ void print_memory_table(const char* pool, const Allocator& allocator,
 
 }  // namespace
 
-void TrainReport::finish(const Allocator& allocator, const Allocator* host_allocator) {
+void TrainReport::finish(const Allocator& allocator, const Allocator* host_allocator,
+                         const RankPeak& worst) {
   print_memory_table("memory", allocator, predicted_.peak_by_category, predicted_.peak_total);
+  if (fixed_overhead_ + communicators_ > 0) {
+    std::printf("%-6s | %-15s | %17s | %17s\n", "device", "worst rank",
+                format_bytes(static_cast<double>(worst.device_total)).c_str(),
+                format_bytes(static_cast<double>(predicted_device_peak())).c_str());
+  }
   if (host_allocator) {
     print_memory_table("host", *host_allocator, predicted_.host_peak_by_category,
                        predicted_.host_peak_total);

@@ -31,22 +31,29 @@ struct StepRecord {
 
 class TrainReport {
  public:
-  // Prints the configuration lines; `device` is the backend's describe() and
-  // `fixed_overhead` the device memory it holds outside the allocator.
+  // Prints the configuration lines; `device` is the backend's describe(), and
+  // `fixed_overhead` and `communicators` the device memory it measured outside the
+  // allocator before the run (Backend::fixed_overhead, communicator_overhead).
   TrainReport(const TrainOptions& options, const ModelConfig& config,
               const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh,
-              const std::string& device, size_t fixed_overhead);
+              const std::string& device, size_t fixed_overhead, size_t communicators);
   void validation(int step, double loss);
   void step(const StepRecord& record, const std::optional<double>& val_loss);
   io::Json metrics_json(const StepRecord& record, const std::optional<double>& val_loss) const;
   // Prints measured vs predicted peak memory per category, of the device and (an
-  // offloaded optimizer) of the host pool.
-  void finish(const Allocator& allocator, const Allocator* host_allocator);
+  // offloaded optimizer) of the host pool, and the device's whole peak: `worst` (the last
+  // step's worst_rank_peak) against the prediction plus the memory outside the allocator.
+  void finish(const Allocator& allocator, const Allocator* host_allocator, const RankPeak& worst);
 
  private:
+  size_t predicted_device_peak() const {
+    return predicted_.peak_total + fixed_overhead_ + communicators_;
+  }
+
   const TrainOptions& options_;
   MemoryPrediction predicted_;
   size_t fixed_overhead_;
+  size_t communicators_;
   double uniform_loss_;
 };
 

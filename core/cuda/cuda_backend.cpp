@@ -64,7 +64,7 @@ int64_t adalomo_cols(const Tensor& t) {
 
 CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing,
                          const std::function<void()>& node_barrier)
-    : device_(device) {
+    : device_(device), requested_bytes_(memory_bytes), ranks_sharing_(std::max(1, ranks_sharing)) {
   LLMFT_CUDA_CHECK(cudaSetDevice(device_));
   LLMFT_CUDA_CHECK(cudaGetDeviceProperties(&properties_, device_));
   LLMFT_CUDA_CHECK(cudaFree(nullptr));  // creates the context now
@@ -80,19 +80,19 @@ CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing,
   size_t free = 0, total = 0;
   LLMFT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   if (node_barrier) node_barrier();
-  const size_t sharing = static_cast<size_t>(std::max(1, ranks_sharing));
+  const size_t sharing = static_cast<size_t>(ranks_sharing_);
   fixed_overhead_ = (total - free) / sharing;
   LLMFT_REQUIRE(free > sharing * kRuntimeReserve,
                 "cuda:" << device_ << ": only " << format_bytes(free) << " of device memory is free"
                         << (sharing > 1 ? " for " + std::to_string(sharing) + " ranks" : ""));
-  const size_t available = (free - sharing * kRuntimeReserve) / sharing;
-  LLMFT_REQUIRE(memory_bytes <= available,
+  shared_available_ = (free - sharing * kRuntimeReserve) / sharing;
+  // Communicators take some of what is free now; a budget beyond it fails here, at once.
+  LLMFT_REQUIRE(memory_bytes <= shared_available_,
                 "--device-memory " << format_bytes(memory_bytes) << " is more than the "
-                                   << format_bytes(available) << " free on cuda:" << device_
-                                   << " after the runtime's "
+                                   << format_bytes(shared_available_) << " free on cuda:"
+                                   << device_ << " after the runtime's "
                                    << format_bytes(fixed_overhead_ + kRuntimeReserve)
                                    << "; lower --device-memory");
-  memory_ = std::make_unique<CudaMemory>(memory_bytes > 0 ? memory_bytes : available);
 }
 
 CudaBackend::~CudaBackend() {
@@ -105,14 +105,59 @@ CudaBackend::~CudaBackend() {
   cudaStreamDestroy(compute_);
 }
 
+CudaMemory& CudaBackend::slab() {
+  if (memory_) return *memory_;
+  size_t available = shared_available_;
+  if (ranks_sharing_ == 1) {
+    size_t free = 0, total = 0;
+    LLMFT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    communicator_overhead_ = total - free > fixed_overhead_ ? total - free - fixed_overhead_ : 0;
+    available = free > kRuntimeReserve ? free - kRuntimeReserve : 0;
+  }
+  LLMFT_REQUIRE(requested_bytes_ <= available,
+                "--device-memory " << format_bytes(requested_bytes_) << " is more than the "
+                                   << format_bytes(available) << " free on cuda:" << device_
+                                   << " after the runtime's "
+                                   << format_bytes(fixed_overhead_ + kRuntimeReserve)
+                                   << " and the communicators' "
+                                   << format_bytes(communicator_overhead_)
+                                   << "; lower --device-memory");
+  memory_ = std::make_unique<CudaMemory>(requested_bytes_ > 0 ? requested_bytes_ : available);
+  return *memory_;
+}
+
+void CudaBackend::release_memory() {
+  if (!memory_) return;
+  LLMFT_REQUIRE(memory_->in_use() == 0, "internal: giving back the device memory while "
+                                            << format_bytes(memory_->in_use())
+                                            << " of it is still allocated");
+  synchronize();
+  memory_.reset();
+}
+
+size_t CudaBackend::memory_outside_allocator() {
+  size_t free = 0, total = 0;
+  LLMFT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const size_t in_use = (total - free) / static_cast<size_t>(ranks_sharing_);
+  const size_t slab_bytes = memory_ ? memory_->reserved() : 0;
+  return in_use > slab_bytes ? in_use - slab_bytes : 0;
+}
+
 std::string CudaBackend::describe() const {
   int cublas_version = static_cast<int>(cublasLtGetVersion());
-  return "cuda:" + std::to_string(device_) + " " + properties_.name + ", " +
-         format_bytes(static_cast<double>(properties_.totalGlobalMem)) + ", compute capability " +
-         std::to_string(properties_.major) + "." + std::to_string(properties_.minor) +
-         "; cuBLASLt " + std::to_string(cublas_version) + "; fixed overhead " +
-         format_bytes(static_cast<double>(fixed_overhead_)) + " (measured), " +
-         format_bytes(static_cast<double>(memory_->reserved())) + " reserved for the allocator";
+  std::string text = "cuda:" + std::to_string(device_) + " " + properties_.name + ", " +
+                     format_bytes(static_cast<double>(properties_.totalGlobalMem)) +
+                     ", compute capability " + std::to_string(properties_.major) + "." +
+                     std::to_string(properties_.minor) + "; cuBLASLt " +
+                     std::to_string(cublas_version) + "; fixed overhead " +
+                     format_bytes(static_cast<double>(fixed_overhead_)) + " (measured)";
+  if (!memory_) return text + ", no memory reserved yet";
+  if (communicator_overhead_ > 0) {
+    text += ", communicators " + format_bytes(static_cast<double>(communicator_overhead_)) +
+            " (measured)";
+  }
+  return text + ", " + format_bytes(static_cast<double>(memory_->reserved())) +
+         " reserved for the allocator";
 }
 
 void CudaBackend::launch_every_kernel() {

@@ -8,10 +8,14 @@
 // Memory: at construction the backend takes its device, creates its streams, the cuBLASLt
 // handle and workspace and a scratch for reductions, launches every kernel once (module
 // loading is lazy), and measures what all that left free (cudaMemGetInfo): the difference
-// from the device's total is the fixed overhead, reported on its own. Then it reserves
-// one slab for the tracking allocator (core/cuda/cuda_memory.h): `memory_bytes`, or the
-// free memory less kRuntimeReserve for what the runtime still allocates lazily (shared
-// evenly when several ranks use the GPU).
+// from the device's total is the fixed overhead, reported on its own. The slab for the
+// tracking allocator (core/cuda/cuda_memory.h) is reserved later, at the first memory()
+// or memory_capacity(), so that the communicators a run creates first (NCCL's buffers,
+// warmed by Communicator::warm_up) keep their memory outside it: the growth of device use
+// between the two measurements is the communicator overhead. The slab is `memory_bytes`,
+// or the free memory less kRuntimeReserve for what the runtime still allocates lazily.
+// Ranks sharing the GPU take an even share of what was free at construction (they use the
+// staged MPI communicator, which holds no device memory).
 //
 // Thread-safety: one Backend per rank, used from one thread.
 #pragma once
@@ -32,11 +36,10 @@ class CudaBackend : public Backend {
  public:
   static constexpr size_t kRuntimeReserve = size_t{256} << 20;
 
-  // `ranks_sharing`: ranks of this node on the same GPU; with memory_bytes 0 each takes an
-  // even share of the device's memory.
-  // ranks_sharing: the ranks on this GPU; node_barrier (when set): waits for every rank of
-  // the node, which each calls twice here, so that they all measure their fixed overhead
-  // before any reserves its share.
+  // memory_bytes: the slab (0: what is free). ranks_sharing: the ranks of this node on the
+  // same GPU, which split its memory evenly; node_barrier (when set): waits for every rank
+  // of the node, which each calls twice here, so that they all measure their fixed
+  // overhead before any reserves its share.
   CudaBackend(int device, size_t memory_bytes, int ranks_sharing = 1,
               const std::function<void()>& node_barrier = {});
   ~CudaBackend() override;
@@ -46,9 +49,12 @@ class CudaBackend : public Backend {
   std::string name() const override { return "cuda"; }
   std::string describe() const override;
   ComputeRule compute_rule() const override { return ComputeRule::stored; }
-  DeviceMemory& memory() override { return *memory_; }
-  size_t memory_capacity() const override { return memory_->reserved(); }
+  DeviceMemory& memory() override { return slab(); }
+  size_t memory_capacity() override { return slab().reserved(); }
+  void release_memory() override;
   size_t fixed_overhead() const override { return fixed_overhead_; }
+  size_t communicator_overhead() const override { return communicator_overhead_; }
+  size_t memory_outside_allocator() override;
   bool host_memory() const override { return false; }
   DeviceMemory& host_pool_memory() override { return pinned_; }
   void synchronize() override;
@@ -120,6 +126,8 @@ class CudaBackend : public Backend {
  private:
   // Runs every hook once on tiny tensors in each float dtype (loads every kernel).
   void launch_every_kernel();
+  // The slab, reserved first if it is not (measuring the communicator overhead).
+  CudaMemory& slab();
 
   int device_;
   cudaDeviceProp properties_{};
@@ -127,6 +135,10 @@ class CudaBackend : public Backend {
   std::unique_ptr<cuda::Gemm> gemm_;
   double* partials_ = nullptr;  // scratch of the reductions' fixed partial sums
   size_t fixed_overhead_ = 0;
+  size_t requested_bytes_ = 0;  // --device-memory; 0: what is free
+  int ranks_sharing_ = 1;
+  size_t shared_available_ = 0;  // a sharing rank's share of the free memory at construction
+  size_t communicator_overhead_ = 0;
   std::unique_ptr<CudaMemory> memory_;
   PinnedHostMemory pinned_;
 };

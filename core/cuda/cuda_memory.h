@@ -27,6 +27,7 @@ class CudaMemory : public DeviceMemory {
   void* allocate(size_t bytes) override;
   void release(void* ptr, size_t bytes) override;
   size_t reserved() const { return ranges_.size(); }
+  size_t in_use() const { return ranges_.size() - ranges_.free_bytes(); }
 
  private:
   void* base_;

@@ -24,10 +24,17 @@ constexpr double kGB = 1e9;
 constexpr double kGpuAchievedFraction = 0.5;
 constexpr double kCpuAchievedFraction = 0.7;
 // An NCCL collective's latency per ring step, and the memory the CUDA context, cuBLAS
-// workspace and NCCL communicators take before the first allocation: assumed until a
-// run measures them.
+// workspace and loaded kernels take before the first allocation: assumed until a run
+// measures them.
 constexpr double kGpuLatency = 10e-6;
 constexpr double kGpuOverheadBytes = 1.0 * kGiB;
+// NCCL's own memory per GPU once a communicator has run its collectives, assumed until a
+// run measures it: 544-688 MB per communicator on 4 x A100 over NVLink (NVIDIA/nccl#964),
+// about 1.6 GB for one communicator on NVSwitch-era GPUs (NVIDIA/nccl#864); it grows with
+// the channels NCCL opens to reach a link's bandwidth (NVIDIA/nccl#986), so fewer over
+// older NVLink and fewer still over PCIe; groups split with shared resources add little.
+constexpr double kNcclNvlink2 = 0.5 * kGiB, kNcclNvlink3 = 0.75 * kGiB;
+constexpr double kNcclNvlink4 = 1.5 * kGiB, kNcclPcie = 0.25 * kGiB;
 // InfiniBand per GPU: EDR 100 Gb/s (V100 era), HDR 200 Gb/s (A100), NDR 400 Gb/s (H100).
 constexpr double kEdr = 12.5 * kGB, kHdr = 25 * kGB, kNdr = 50 * kGB;
 // A rough OpenBLAS f32 GEMM rate per core; a calibration measures the real one.
@@ -50,7 +57,7 @@ constexpr double kHostUpdateBandwidth = 20 * kGB;
 // host memory per GPU of the usual server (DGX-1 512 GB, DGX A100 1-2 TB, DGX H100/H200
 // 2 TB, an 8 x RTX 3090 server 256 GB, over 8 GPUs) and its PCIe generation.
 DeviceDescription gpu(const std::string& name, double memory_gib, double tflops, double intra_gb_s,
-                      double inter, double host_gib, double pcie) {
+                      double inter, double host_gib, double pcie, double nccl_bytes) {
   DeviceDescription d;
   d.name = name;
   d.memory_bytes = static_cast<size_t>(memory_gib * kGiB);
@@ -60,6 +67,7 @@ DeviceDescription gpu(const std::string& name, double memory_gib, double tflops,
   d.inter_node = Link{inter, kGpuLatency};
   d.gpus_per_node = 8;
   d.overhead_bytes = static_cast<size_t>(kGpuOverheadBytes);
+  d.communicator_bytes = static_cast<size_t>(nccl_bytes);
   d.host_memory_bytes = static_cast<size_t>(host_gib * kGiB);
   d.host_link_bandwidth = pcie;
   d.host_update_bandwidth = kHostUpdateBandwidth;
@@ -68,13 +76,13 @@ DeviceDescription gpu(const std::string& name, double memory_gib, double tflops,
 
 std::vector<DeviceDescription> gpu_presets() {
   return {
-      gpu("v100-16g", 16, 125, 150, kEdr, 64, kPcie3),
-      gpu("v100-32g", 32, 125, 150, kEdr, 64, kPcie3),
-      gpu("rtx3090", 24, 71, 32, kEdr, 32, kPcie4),
-      gpu("a100-40g", 40, 312, 300, kHdr, 128, kPcie4),
-      gpu("a100-80g", 80, 312, 300, kHdr, 256, kPcie4),
-      gpu("h100-80g", 80, 989, 450, kNdr, 256, kPcie5),
-      gpu("h200", 140, 989, 450, kNdr, 256, kPcie5),
+      gpu("v100-16g", 16, 125, 150, kEdr, 64, kPcie3, kNcclNvlink2),
+      gpu("v100-32g", 32, 125, 150, kEdr, 64, kPcie3, kNcclNvlink2),
+      gpu("rtx3090", 24, 71, 32, kEdr, 32, kPcie4, kNcclPcie),
+      gpu("a100-40g", 40, 312, 300, kHdr, 128, kPcie4, kNcclNvlink3),
+      gpu("a100-80g", 80, 312, 300, kHdr, 256, kPcie4, kNcclNvlink3),
+      gpu("h100-80g", 80, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4),
+      gpu("h200", 140, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4),
   };
 }
 
@@ -91,6 +99,8 @@ DeviceDescription this_cpu() {
   d.overlaps_communication = false;
   d.overhead_bytes = 0;
   d.overhead_measured = true;  // nothing to measure: exactly zero
+  d.communicator_bytes = 0;    // MPI moves host memory the allocator holds
+  d.communicator_measured = true;
   d.compute = ComputeRule::f32;
   // The host pool is this machine's memory too, counted apart from the device's.
   d.host_memory_bytes = available_host_memory();

@@ -1,8 +1,8 @@
 // DeviceDescription: what the planner needs to know about one accelerator and how the
 // job's devices are wired — memory, 16-bit dense FLOP/s and the share of it a training
 // step achieves, the bandwidth and latency of collectives inside a node and across
-// nodes, and the fixed memory the runtime takes before the first allocation (CUDA
-// context, cuBLAS workspace, NCCL communicators, allocator rounding). Presets hold
+// nodes, the fixed memory the runtime takes before the first allocation (CUDA context,
+// cuBLAS workspace, loaded kernels) and what the communicators take (NCCL). Presets hold
 // published figures; a calibration (calibration.h) replaces them with measured ones.
 #pragma once
 
@@ -49,6 +49,12 @@ struct DeviceDescription {
   bool overlaps_communication = true;
   size_t overhead_bytes = 0;       // fixed runtime memory per device
   bool overhead_measured = false;  // false: overhead_bytes is the preset's assumption
+  // What a job's communicators hold per device outside the allocator (NCCL's state and
+  // buffers: the world's, which the groups split from it share), charged as comm_buffers
+  // to layouts of more than one rank; 0 where collectives use no device memory of their
+  // own (MPI).
+  size_t communicator_bytes = 0;
+  bool communicator_measured = false;  // false: communicator_bytes is the preset's assumption
   // Optimizer offload (parallel/optimizer_offload.h): the host memory per device (a node's
   // share), the bytes/s a copy between device and host moves (PCIe; 0: the host is the
   // device, copies are priced as copies) and the bytes/s the host's update kernels stream

@@ -27,8 +27,14 @@ std::string devices_line(const PlanRequest& r, const PlanResult& result) {
     os << "fixed overhead: none\n";
   } else {
     os << "fixed overhead: " << bytes_text(d.overhead_bytes)
-       << " per device (CUDA context, cuBLAS, NCCL), "
+       << " per device (CUDA context, cuBLAS, kernels), "
        << (d.overhead_measured ? "measured" : "assumed from the preset, not measured") << "\n";
+  }
+  if (r.world > 1 && d.communicator_bytes > 0) {
+    os << "communicator buffers: " << bytes_text(d.communicator_bytes)
+       << " per device (NCCL), counted as comm_buffers, "
+       << (d.communicator_measured ? "measured" : "assumed from the preset, not measured")
+       << "\n";
   }
   return os.str();
 }

@@ -16,6 +16,7 @@ std::vector<int> first_and_last(int group_size) {
 RankMemory predict_rank_memory(const Workload& workload, const Layout& layout,
                                const DeviceDescription& device) {
   RankMemory worst;
+  const size_t communicators = layout.world() > 1 ? device.communicator_bytes : 0;
   for (int dp_rank : first_and_last(layout.dp)) {
     for (int tp_rank : first_and_last(layout.tp)) {
       RunShape shape = run_shape(workload, layout, dp_rank, tp_rank);
@@ -25,9 +26,11 @@ RankMemory predict_rank_memory(const Workload& workload, const Layout& layout,
         worst.host_peak = p.host_peak_total;
         worst.host_by_category = p.host_peak_by_category;
       }
-      const size_t peak = p.peak_total + device.overhead_bytes;
+      const size_t peak = p.peak_total + communicators + device.overhead_bytes;
       if (peak <= worst.peak) continue;
       worst.at_peak = p.at_peak;
+      worst.at_peak[index_of(MemoryCategory::comm_buffers)] += communicators;
+      worst.communicators = communicators;
       worst.overhead = device.overhead_bytes;
       worst.peak = peak;
       worst.peak_phase = p.peak_phase;

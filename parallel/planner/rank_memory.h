@@ -1,7 +1,8 @@
 // RankMemory: the memory a layout needs on its worst rank — the memory model's
 // breakdown by allocator category at that rank's peak, the phase of the step where it
-// peaks, and the device's fixed overhead on top; with the optimizer offloaded, the host
-// pool's peak beside it.
+// peaks (its comm_buffers with the communicators' own device memory, NCCL's, when the
+// layout has more than one rank), and the device's fixed overhead on top; with the
+// optimizer offloaded, the host pool's peak beside it.
 //
 // Ranks differ only in their shards: ZeRO pads each unit to a multiple of the
 // data-parallel size and the last ranks own fewer real elements, and the tensor-parallel
@@ -20,7 +21,8 @@ namespace llmft {
 
 struct RankMemory {
   CategoryBytes at_peak{};  // the worst rank's breakdown at its peak, without overhead
-  size_t overhead = 0;      // the device's fixed overhead
+  size_t communicators = 0;  // of at_peak's comm_buffers, the communicators' own memory
+  size_t overhead = 0;       // the device's fixed overhead
   size_t peak = 0;          // total of at_peak + overhead
   std::string peak_phase;   // e.g. "backward of the head"
   int dp_rank = 0, tp_rank = 0;

@@ -3,7 +3,9 @@
 // whose sums are exact in bf16 and fp16, so any summation order agrees), two large
 // all-reduces queued back to back both complete with the right sums, and a rank that
 // never joins a collective ends the others' wait with the timeout error, naming the
-// collective and the group. Where no GPU can run (no driver, no device, a build without
+// collective and the group. A communicator warmed before the backend reserves its slab has
+// its buffers measured (the communicator overhead), and collectives of every size then
+// allocate no more device memory. Where no GPU can run (no driver, no device, a build without
 // CUDA) every rank reports the program skipped (exit 77).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -128,6 +130,33 @@ TEST_CASE("NCCL collectives give the MPI communicator's results") {
   DeviceTensor one(alloc, *backend, DType::f32, {1.0f});
   half->all_reduce(one.tensor, ReduceOp::sum)->wait();
   CHECK(one.values(*backend)[0] == static_cast<float>(half->size()));
+}
+
+TEST_CASE("NCCL's buffers, warmed before the slab, are measured, and collectives add none") {
+  // cudaMemGetInfo counts whole 2 MiB pages: what the slab's rounding and the device's
+  // page granularity may add to or hide from a figure.
+  constexpr size_t kPage = size_t{2} << 20;
+  std::unique_ptr<Backend> backend = gpu();  // its slab is not reserved yet
+  NcclCommunicator nccl(MPI_COMM_WORLD, dynamic_cast<CudaBackend&>(*backend), 60);
+  nccl.warm_up(DType::bf16);
+  CHECK(nccl.counters()[static_cast<int>(Collective::all_reduce)].calls == 0);
+  Allocator alloc(backend->memory(), 0);  // reserves now, measuring the communicator
+  const size_t measured = backend->fixed_overhead() + backend->communicator_overhead();
+  const size_t before = backend->memory_outside_allocator();
+  CHECK(before + kPage >= measured);
+  CHECK(before <= measured + kPage);
+  const int rank = nccl.rank(), size = nccl.size();
+  for (int n : {1 << 10, 1 << 16, 1 << 22}) {
+    CAPTURE(n);
+    DeviceTensor whole(alloc, *backend, DType::bf16, exact_values(rank, n * size));
+    DeviceTensor part(alloc, *backend, DType::bf16, exact_values(rank, n));
+    nccl.all_reduce(whole.tensor, ReduceOp::sum)->wait();
+    nccl.reduce_scatter(whole.tensor, part.tensor)->wait();
+    nccl.all_gather(part.tensor, whole.tensor)->wait();
+    nccl.broadcast(whole.tensor, 0)->wait();
+  }
+  backend->synchronize();
+  CHECK(backend->memory_outside_allocator() <= before + kPage);
 }
 
 TEST_CASE("a rank that never joins ends the others' NCCL wait with the timeout error") {

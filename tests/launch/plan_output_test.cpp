@@ -66,6 +66,9 @@ TEST_CASE("plan JSON: model, cluster, every candidate and the chosen one") {
   CHECK(cluster.at("memory_margin").as_number() == 0.05);
   CHECK(cluster.at("overhead_bytes").as_int() > 0);
   CHECK_FALSE(cluster.at("overhead_measured").as_bool());         // a preset's assumption
+  CHECK(cluster.at("communicator_bytes").as_int() == r.device.communicator_bytes);
+  CHECK(r.device.communicator_bytes > 0);  // NCCL's buffers, for two GPUs
+  CHECK_FALSE(cluster.at("communicator_measured").as_bool());
   CHECK(cluster.at("host_memory_bytes").as_int() == 64LL << 30);  // a DGX-1's 512 GB over 8
   CHECK_FALSE(cluster.at("host_memory_measured").as_bool());
   bool offloaded = false;
@@ -78,6 +81,15 @@ TEST_CASE("plan JSON: model, cluster, every candidate and the chosen one") {
   CHECK(offloaded);  // AdamW: searched both ways
   check_candidate(json.at("chosen"));
   CHECK(json.at("chosen").dump() == candidates.front().dump());
+}
+
+TEST_CASE("plan JSON and table: one GPU holds no communicator buffers") {
+  PlanRequest r = gpt2_on_two_gpus(8);
+  r.world = 1;
+  const PlanResult result = plan_layouts(r);
+  const Json json = Json::parse(plan_json(r, result).dump());
+  CHECK(json.at("cluster").at("communicator_bytes").as_int() == 0);
+  CHECK(plan_table(r, result, 3).find("communicator buffers") == std::string::npos);
 }
 
 TEST_CASE("plan JSON: chosen is null when nothing fits; unevaluated layouts have null memory") {
@@ -101,6 +113,8 @@ TEST_CASE("plan table: the chosen layout first, then the rejected ones with the 
         std::string::npos);
   CHECK(table.find("2 x v100-16g") != std::string::npos);
   CHECK(table.find("assumed from the preset, not measured") != std::string::npos);
+  CHECK(table.find("communicator buffers: 512.00 MiB per device (NCCL), counted as comm_buffers, "
+                   "assumed from the preset") != std::string::npos);
   CHECK(table.find("<- chosen") != std::string::npos);
   CHECK(table.find("chosen: dp 1 x tp 2") != std::string::npos);
   CHECK(table.find("dp 2 x tp 1: global batch 3 not divisible by dp 2") != std::string::npos);
