@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/byte_size.h"
+#include "core/compute_dtype.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "launch/calibration_cache.h"
@@ -57,7 +58,8 @@ DeviceDescription base_device(const TrainOptions& o, Backend& backend, int ranks
 
 // Rank 0's cached calibration, or a fresh measurement, identical on every rank.
 Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
-                      const std::string& device_name, int world_size, int threads) {
+                      const std::string& device_name, DType gemm_dtype, int world_size,
+                      int threads) {
   Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
   const std::string path = default_calibration_path();
   // Rank 0 reads the cache and broadcasts what it found: found, the GEMM curve, 2 links,
@@ -65,7 +67,7 @@ Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
   std::string key;
   std::optional<Calibration> cached;
   if (!world || world->rank() == 0) {
-    key = calibration_key(this_host(), world_size, threads);
+    key = calibration_key(this_host(), device_name, gemm_dtype, world_size, threads);
     cached = read_calibration(path, key);
   }
   constexpr int kShared = 9;
@@ -95,7 +97,8 @@ Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
         device_name, shared[1], shared[2], Link{shared[3], shared[4]}, Link{shared[5], shared[6]},
         shared[7],   shared[8]};
   }
-  const Calibration measured = measure_devices(backend, allocator, world, node, device_name);
+  const Calibration measured =
+      measure_devices(backend, allocator, world, node, device_name, gemm_dtype);
   if (!world || world->rank() == 0) write_calibration(path, key, measured);
   return measured;
 }
@@ -114,7 +117,9 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   if (!o.no_calibrate) {
     request.device = calibrated(
         request.device,
-        calibrate(backend, world, node.get(), request.device.name, world_size, o.threads));
+        calibrate(backend, world, node.get(), request.device.name,
+                  compute_dtype(backend.compute_rule(), parse_dtype(o.dtype)), world_size,
+                  o.threads));
     // The run's own shapes and length, measured every time (milliseconds).
     Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
     request.device.attention =

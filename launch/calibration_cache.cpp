@@ -18,7 +18,7 @@ namespace {
 
 using io::Json;
 
-constexpr int kVersion = 3;
+constexpr int kVersion = 4;
 
 Link parse_link(const Json* json) {
   if (!json) return Link{};
@@ -78,8 +78,10 @@ Json link_json(const Link& link) {
       {{"bandwidth", Json::number(link.bandwidth)}, {"latency_s", Json::number(link.latency_s)}});
 }
 
-std::string calibration_key(const std::string& host, int world, int threads) {
-  return host + "/" + std::to_string(world) + "/" + std::to_string(threads);
+std::string calibration_key(const std::string& host, const std::string& device, DType dtype,
+                            int world, int threads) {
+  return host + "/" + device + "/" + dtype_name(dtype) + "/" + std::to_string(world) + "/" +
+         std::to_string(threads);
 }
 
 std::string this_host() {

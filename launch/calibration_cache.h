@@ -1,10 +1,10 @@
 // The calibration cache: what a job measured on its devices (parallel/planner/
-// calibration.h), kept in a file keyed by host and world size so that later jobs on the
-// same machines skip the benchmarks (`--no-calibrate` uses the presets alone).
+// calibration.h), kept in a file keyed by host, device, dtype and world size so that later
+// jobs on the same machines skip the benchmarks (`--no-calibrate` uses the presets alone).
 //
 // The cache is a small JSON file:
-//   {"version": 2,
-//    "entries": {"HOST/WORLD/THREADS": {"device": "h100-80g", "gemm_flops": 6.1e14,
+//   {"version": 4,
+//    "entries": {"HOST/DEVICE/DTYPE/WORLD/THREADS": {"device": "h100-80g", "gemm_flops": 6.1e14,
 //                               "gemm_half_rate_rows": 48,
 //                               "intra_node": {"bandwidth": 3.6e11, "latency_s": 1.2e-5},
 //                               "inter_node": {"bandwidth": 4.4e10, "latency_s": 2.5e-5}}}}
@@ -26,9 +26,11 @@ namespace llmft {
 // A link as {"bandwidth": bytes/s, "latency_s": seconds}, in the cache and in plan JSON.
 io::Json link_json(const Link& link);
 
-// "HOST/WORLD/THREADS", the cache's key for a job of `world` ranks launched from `host`
+// "HOST/DEVICE/DTYPE/WORLD/THREADS", the cache's key for a job of `world` ranks launched
+// from `host` on `device` (the preset, e.g. "cpu" or "h100-80g"), computing in `dtype`,
 // with `threads` per rank (0: the default, every core).
-std::string calibration_key(const std::string& host, int world, int threads);
+std::string calibration_key(const std::string& host, const std::string& device, DType dtype,
+                            int world, int threads);
 // This machine's host name.
 std::string this_host();
 // $LLMFT_CALIBRATION_CACHE, else $XDG_CACHE_HOME/llmft/calibration.json, else

@@ -15,29 +15,42 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Seconds of one (rows x 1024) @ (1024 x 1024)^T GEMM (the mean of `repeats`) on the
-// slowest rank.
+// Seconds of one (rows x size) @ (size x size)^T GEMM in `dtype` (the mean of `repeats`)
+// on the slowest rank.
 double gemm_seconds(Backend& backend, Allocator& allocator, Communicator* world, int64_t rows,
-                    int repeats) {
-  constexpr int64_t kSize = 1024;
+                    int64_t size, DType dtype, int repeats) {
   BenchmarkTensors t(backend, allocator);
-  const Tensor a = t.make(DType::f32, {rows, kSize}), w = t.make(DType::f32, {kSize, kSize});
-  const Tensor out = t.make(DType::f32, {rows, kSize});
+  const Tensor a = t.make(dtype, {rows, size}), w = t.make(dtype, {size, size});
+  const Tensor out = t.make(dtype, {rows, size});
   return slowest_seconds(
       backend, allocator, world, [&] { backend.linear_forward(out, a, w, Tensor()); }, repeats);
 }
 
 // The large-GEMM rate and the row count at which a GEMM runs at half of it, from the
-// rates of 1024-row and 64-row GEMMs under the model rate(r) = peak x r / (r + half).
-void measure_gemm(Backend& backend, Allocator& allocator, Communicator* world, Calibration& c) {
-  constexpr double kLarge = 1024, kSmall = 64;
-  const double flops_per_row = 2.0 * 1024 * 1024;
-  const double large = kLarge * flops_per_row / gemm_seconds(backend, allocator, world, 1024, 3);
-  const double small = kSmall * flops_per_row / gemm_seconds(backend, allocator, world, 64, 16);
+// rates of a square GEMM and a 64-row one of the same width under the model
+// rate(r) = peak x r / (r + half). The width starts at 1024 and doubles, to 8192 at most,
+// until the square GEMM takes a millisecond: a GPU's 1024-wide GEMM takes microseconds,
+// which would measure its launch rather than its rate. Every rank sees the slowest rank's
+// times, so all choose the same width.
+void measure_gemm(Backend& backend, Allocator& allocator, Communicator* world, DType dtype,
+                  Calibration& c) {
+  constexpr int64_t kMaxSize = 8192;
+  constexpr double kSmall = 64, kLongEnough = 1e-3;
+  int64_t size = 1024;
+  double seconds = gemm_seconds(backend, allocator, world, size, size, dtype, 3);
+  while (seconds < kLongEnough && size < kMaxSize) {
+    size *= 2;
+    seconds = gemm_seconds(backend, allocator, world, size, size, dtype, 3);
+  }
+  const double large_rows = static_cast<double>(size);
+  const double flops_per_row = 2.0 * large_rows * large_rows;
+  const double large = large_rows * flops_per_row / seconds;
+  const double small = kSmall * flops_per_row /
+                       gemm_seconds(backend, allocator, world, 64, size, dtype, 16);
   const double q = std::min(small / large, 1.0);
   c.gemm_half_rate_rows =
-      std::clamp(kSmall * kLarge * (1 - q) / (kLarge * q - kSmall), 0.0, kLarge);
-  c.gemm_flops = large * (kLarge + c.gemm_half_rate_rows) / kLarge;
+      std::clamp(kSmall * large_rows * (1 - q) / (large_rows * q - kSmall), 0.0, large_rows);
+  c.gemm_flops = large * (large_rows + c.gemm_half_rate_rows) / large_rows;
 }
 
 // Seconds of one add_inplace over two tensors of `elements` floats each, on the slowest rank.
@@ -136,10 +149,11 @@ AttentionCost measure_attention(Backend& backend, Allocator& allocator, Communic
 }
 
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,
-                            Communicator* node, const std::string& device_name) {
+                            Communicator* node, const std::string& device_name,
+                            DType gemm_dtype) {
   Calibration c;
   c.device = device_name;
-  measure_gemm(backend, allocator, world, c);
+  measure_gemm(backend, allocator, world, gemm_dtype, c);
   measure_kernels(backend, allocator, world, c);
   if (node && node->size() > 1) c.intra_node = measure_link(backend, allocator, *node);
   // Every rank must agree on measuring across nodes, or the all-reduces would not match.

@@ -12,15 +12,15 @@ using namespace llmft;
 TEST_CASE("calibration cache: write, read back, keep other entries") {
   testing::TempDir dir;
   const std::string path = dir.file("cache/calibration.json");  // the directory is created
-  CHECK(calibration_key("node07", 16, 4) == "node07/16/4");
-  CHECK_FALSE(read_calibration(path, "node07/16/0").has_value());
+  CHECK(calibration_key("node07", "h100-80g", DType::bf16, 16, 4) == "node07/h100-80g/bf16/16/4");
+  CHECK_FALSE(read_calibration(path, "node07/h100-80g/bf16/16/0").has_value());
 
   Calibration one_node{"h100-80g", 6.1e14, 48, Link{3.6e11, 1.2e-5}, Link{}};
   Calibration two_nodes{"h100-80g", 6.0e14, 48, Link{3.5e11, 1.3e-5}, Link{4.4e10, 2.5e-5}};
-  write_calibration(path, calibration_key("node07", 8, 0), one_node);
-  write_calibration(path, calibration_key("node07", 16, 0), two_nodes);
-  const std::optional<Calibration> a = read_calibration(path, "node07/8/0");
-  const std::optional<Calibration> b = read_calibration(path, "node07/16/0");
+  write_calibration(path, calibration_key("node07", "h100-80g", DType::bf16, 8, 0), one_node);
+  write_calibration(path, calibration_key("node07", "h100-80g", DType::bf16, 16, 0), two_nodes);
+  const std::optional<Calibration> a = read_calibration(path, "node07/h100-80g/bf16/8/0");
+  const std::optional<Calibration> b = read_calibration(path, "node07/h100-80g/bf16/16/0");
   REQUIRE(a.has_value());
   REQUIRE(b.has_value());
   CHECK(a->device == "h100-80g");
@@ -29,7 +29,9 @@ TEST_CASE("calibration cache: write, read back, keep other entries") {
   CHECK(a->intra_node.bandwidth == 3.6e11);
   CHECK(a->inter_node.bandwidth == 0);
   CHECK(b->inter_node.latency_s == 2.5e-5);
-  CHECK_FALSE(read_calibration(path, "node08/8/0").has_value());
+  CHECK_FALSE(read_calibration(path, "node08/h100-80g/bf16/8/0").has_value());
+  // A CPU job of the same host and world measures its own.
+  CHECK_FALSE(read_calibration(path, calibration_key("node07", "cpu", DType::f32, 8, 0)));
 }
 
 TEST_CASE("calibration replaces the preset's figures with the measured ones") {
