@@ -28,19 +28,48 @@ __global__ void forward_kernel(T* out, const int32_t* tokens, const T* wte, cons
   out[i] = store<T>(value);
 }
 
-// Rows of dwte repeat across tokens, so thread c owns column c and adds the tokens' rows
-// in token order: no atomics, the same bits every run.
+// Rows of dwte repeat across tokens. Block (n, column chunk) goes on only where n is the
+// first position of its token; its threads, a column each, then add the gradient rows of
+// every position with that token to the row, in f32 and in token order (positions are
+// matched a tile of kThreads at a time, the tile's matches listed in order), and round
+// once: no atomics, the same bits every run, the CPU's order of additions, and one
+// rounding per row however often its token occurs.
 template <typename T>
 __global__ void token_backward_kernel(T* dwte, const T* dout, const int32_t* tokens, int64_t N,
                                       int64_t C, int64_t vocab_start, int64_t rows) {
-  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (c >= C) return;
-  for (int64_t n = 0; n < N; ++n) {
-    const int64_t row = local_row(tokens, n, vocab_start, rows);
-    if (row < 0) continue;
-    T* d = dwte + row * C + c;
-    *d = store<T>(load(*d) + load(dout[n * C + c]));
+  constexpr int kWarps = kThreads / 32;
+  __shared__ int matches[kThreads];
+  __shared__ int warp_matches[kWarps];
+  const int64_t n = blockIdx.x;
+  const int32_t token = tokens[n];
+  const int64_t row = local_row(tokens, n, vocab_start, rows);
+  if (row < 0) return;  // the whole block: another rank's row
+  for (int64_t start = 0; start < n; start += kThreads) {
+    const int64_t m = start + threadIdx.x;
+    if (__syncthreads_or(m < n && tokens[m] == token)) return;  // an earlier position adds
   }
+  const int64_t c = blockIdx.y * static_cast<int64_t>(kThreads) + threadIdx.x;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  float sum = c < C ? load(dwte[row * C + c]) : 0.0f;
+  for (int64_t start = n; start < N; start += kThreads) {
+    const int64_t m = start + threadIdx.x;
+    const bool match = m < N && tokens[m] == token;
+    const unsigned ballot = __ballot_sync(0xffffffffu, match);
+    if (lane == 0) warp_matches[warp] = __popc(ballot);
+    __syncthreads();
+    int before = 0, total = 0;
+    for (int w = 0; w < kWarps; ++w) {
+      before += w < warp ? warp_matches[w] : 0;
+      total += warp_matches[w];
+    }
+    if (match) matches[before + __popc(ballot & ((1u << lane) - 1u))] = threadIdx.x;
+    __syncthreads();
+    if (c < C) {
+      for (int i = 0; i < total; ++i) sum += load(dout[(start + matches[i]) * C + c]);
+    }
+    __syncthreads();  // the next tile reuses the lists
+  }
+  if (c < C) dwte[row * C + c] = store<T>(sum);
 }
 
 // Thread (t, c) adds position t's gradient over the batch.
@@ -73,10 +102,11 @@ void embedding_forward(void* out, const int32_t* tokens, const void* wte, const 
 void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, DType type,
                         int64_t N, int64_t T, int64_t C, int64_t vocab_start, int64_t rows,
                         cudaStream_t stream) {
-  if (C == 0) return;
+  if (N * C == 0) return;
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
-    token_backward_kernel<<<blocks_for(C, kThreads), kThreads, 0, stream>>>(
+    const dim3 grid(static_cast<unsigned>(N), static_cast<unsigned>(blocks_for(C, kThreads)));
+    token_backward_kernel<<<grid, kThreads, 0, stream>>>(
         static_cast<S*>(dwte), static_cast<const S*>(dout), tokens, N, C, vocab_start, rows);
     LLMFT_CUDA_LAUNCH_CHECK();
     if (dwpe == nullptr || T * C == 0) return;

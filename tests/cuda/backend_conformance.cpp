@@ -169,6 +169,26 @@ TEST_CASE("embedding with positions and a vocabulary slice") {
   }
 }
 
+TEST_CASE("embedding backward rounds a frequent token's row once") {
+  // Five tokens over 1200 positions (five tiles of the kernel's 256, two column blocks,
+  // one partial): each row sums about 240 gradient rows. The GPU adds them in f32 in the
+  // CPU's order and rounds the row once, so the gap is one rounding to nearest: none in
+  // f32, at most 2^-8 / 2^-11 relative (half an ulp of 8 / 11 significant bits) in bf16 /
+  // fp16, where rounding each addition would lose about sqrt(240) times that.
+  const double one_rounding[] = {0.0, std::ldexp(1.0, -8), std::ldexp(1.0, -11)};
+  for (int d = 0; d < 3; ++d) {
+    const DType dt = kDtypes[d];
+    CAPTURE(dtype_name(dt));
+    Pair p;
+    const int64_t B = 2, T = 600, C = 300, vocab = 5;
+    auto tokens = p.tokens({B, T}, vocab);
+    auto dout = p.random(dt, {B, T, C}), dwte = p.random(dt, {vocab, C});
+    p.cpu.embedding_backward(dwte.cpu, Tensor(), dout.cpu, tokens.cpu, 0);
+    p.gpu->embedding_backward(dwte.gpu, Tensor(), dout.gpu, tokens.gpu, 0);
+    CHECK(relative_l2(p.read_gpu(dwte.gpu), p.read_cpu(dwte.cpu)) <= one_rounding[d]);
+  }
+}
+
 TEST_CASE("layernorm and rmsnorm, forward and backward") {
   for (DType dt : kDtypes) {
     CAPTURE(dtype_name(dt));
