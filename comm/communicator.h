@@ -47,6 +47,10 @@ class Communicator : public ReduceGroup {
 
   // What a timed-out or failed wait names as the place, e.g. "step 12".
   virtual void set_context(const std::string& context) = 0;
+  // Whether a started collective progresses while the host queues more work (NCCL, on its
+  // own stream), so that holding a request open while compute is queued overlaps the two.
+  // MPI without a progress thread moves only inside MPI calls. Optional: false.
+  virtual bool overlaps_compute() const { return false; }
   // Runs every collective once, at the sizes that choose each of its algorithms, on scratch
   // of its own, and resets the counters: a communicator that sets up its buffers at first
   // use (NCCL) then holds them before the device's memory is reserved (core/backend.h).

@@ -12,7 +12,8 @@ class Completed : public CommRequest {
 
 }  // namespace
 
-CountingCommunicator::CountingCommunicator(int rank, int size) : rank_(rank), size_(size) {
+CountingCommunicator::CountingCommunicator(int rank, int size, bool overlaps)
+    : rank_(rank), size_(size), overlaps_(overlaps) {
   LLMFT_REQUIRE(size > 0 && rank >= 0 && rank < size,
                 "internal: rank " << rank << " of a counting group of " << size);
 }

@@ -14,8 +14,9 @@ namespace llmft {
 
 class CountingCommunicator : public Communicator {
  public:
+  // `overlaps`: answers overlaps_compute() as the communicator it stands for would.
   // REQUIRES: 0 <= rank < size
-  CountingCommunicator(int rank, int size);
+  CountingCommunicator(int rank, int size, bool overlaps = false);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -29,11 +30,13 @@ class CountingCommunicator : public Communicator {
   void set_context(const std::string&) override {}
   const CommCounters& counters() const override { return counters_; }
   void reset_counters() override { counters_ = {}; }
+  bool overlaps_compute() const override { return overlaps_; }
 
  private:
   std::unique_ptr<CommRequest> counted(Collective collective, size_t bytes);
 
   int rank_, size_;
+  bool overlaps_;
   CommCounters counters_;
 };
 

@@ -55,6 +55,7 @@ class NcclCommunicator : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) override;
   void set_context(const std::string& context) override { context_ = context; }
   void warm_up(DType dtype) override;
+  bool overlaps_compute() const override { return true; }
   const CommCounters& counters() const override { return counters_; }
   void reset_counters() override { counters_ = {}; }
 

@@ -10,7 +10,8 @@ DryRun::DryRun(const ModelConfig& config, const RunShape& shape)
       device_(shape.compute),
       allocator_(device_.memory(), 0) {
   if (shape.ranks > 1) {
-    data_parallel_ = std::make_unique<CountingCommunicator>(shape.rank, shape.ranks);
+    data_parallel_ =
+        std::make_unique<CountingCommunicator>(shape.rank, shape.ranks, shape.overlapped_comm);
   }
   if (shape.tp > 1) {
     tensor_parallel_ = std::make_unique<CountingCommunicator>(shape.tp_rank, shape.tp);

@@ -143,6 +143,10 @@ void Engine::forward() {
 double Engine::backward(bool reduce, const UpdateNow* update_now) {
   const int n = static_cast<int>(model_.units().size());
   std::vector<std::unique_ptr<CommRequest>> pending;
+  // ZeRO-2/3 with a communicator that overlaps compute (NCCL): a unit's reduce-scatter runs
+  // behind the next unit's backward and is finished once that is queued (its whole
+  // gradient lives until then); otherwise at once.
+  std::optional<Scatter> scattering;
   for (int u = n - 1; u >= 0; --u) {
     set_unit_phase("backward of ", u);
     const std::vector<int> units = units_read_by(u);
@@ -153,6 +157,7 @@ double Engine::backward(bool reduce, const UpdateNow* update_now) {
     work_->release_params(units);
     // The host takes the gradients handed over one unit ago while the device runs this one.
     if (offload_) accept_offloaded(update_now);
+    finish_scatter(scattering);
     for (int x : units) {
       if (model_.grads_completed_by(x) != u) continue;
       if (offload_) {
@@ -161,9 +166,11 @@ double Engine::backward(bool reduce, const UpdateNow* update_now) {
       }
       if (options_.zero_stage >= 2) {
         // Sharded gradients: keep only this rank's sum of the unit's gradient.
-        Buffer shard = reduce_scatter(x, work_->padded_grad(x));
-        be_.add_inplace(stored_.grads[x], shard.as(compute_, {shards_[x].shard}));
-        work_->release_grads(x);
+        finish_scatter(scattering);  // one in flight at a time
+        scattering = start_reduce_scatter(x, work_->padded_grad(x));
+        if (!options_.data_parallel || !options_.data_parallel->overlaps_compute()) {
+          finish_scatter(scattering);  // nothing would progress meanwhile: keep no memory
+        }
         continue;
       }
       work_->flush_grads(x);
@@ -173,6 +180,7 @@ double Engine::backward(bool reduce, const UpdateNow* update_now) {
     }
   }
   if (offload_) accept_offloaded(update_now);
+  finish_scatter(scattering);
   // How long compute waits for the reductions compute did not hide.
   be_.record(*waits_start_, Queue::compute);
   for (auto& request : pending) request->wait();
@@ -222,17 +230,34 @@ void Engine::all_reduce(const Tensor& t) {
   if (options_.data_parallel) options_.data_parallel->all_reduce(t, ReduceOp::sum)->wait();
 }
 
-Buffer Engine::reduce_scatter(int unit, const Tensor& padded) {
+Engine::Scatter Engine::start_reduce_scatter(int unit, const Tensor& padded) {
   const int64_t n = shards_[unit].shard;
-  Buffer shard = alloc_.allocate(static_cast<size_t>(n) * dtype_size(padded.dtype),
-                                 MemoryCategory::comm_buffers, "gradient shard");
-  Tensor out = shard.as(padded.dtype, {n});
+  Scatter scatter{unit,
+                  alloc_.allocate(static_cast<size_t>(n) * dtype_size(padded.dtype),
+                                  MemoryCategory::comm_buffers, "gradient shard"),
+                  nullptr};
+  Tensor out = scatter.shard.as(padded.dtype, {n});
   if (options_.data_parallel) {
-    options_.data_parallel->reduce_scatter(padded, out)->wait();
+    scatter.request = options_.data_parallel->reduce_scatter(padded, out);
   } else {
     be_.copy(out, padded);
   }
-  return shard;
+  return scatter;
+}
+
+Buffer Engine::reduce_scatter(int unit, const Tensor& padded) {
+  Scatter scatter = start_reduce_scatter(unit, padded);
+  if (scatter.request) scatter.request->wait();
+  return std::move(scatter.shard);
+}
+
+void Engine::finish_scatter(std::optional<Scatter>& scatter) {
+  if (!scatter) return;
+  if (scatter->request) scatter->request->wait();
+  const int unit = scatter->unit;
+  be_.add_inplace(stored_.grads[unit], scatter->shard.as(compute_, {shards_[unit].shard}));
+  work_->release_grads(unit);
+  scatter.reset();
 }
 
 void Engine::all_gather_shards(int unit, const Tensor& full) {

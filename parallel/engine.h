@@ -48,6 +48,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -176,8 +177,19 @@ class Engine {
   TpSlice tp_slice() const;
   // In-place collectives over the data-parallel group (no-ops with one rank).
   void all_reduce(const Tensor& t);
-  // Sums `padded` over the group into a new shard-sized buffer (comm_buffers).
+  // A unit's reduce-scatter into a new shard-sized buffer (comm_buffers), maybe in flight.
+  struct Scatter {
+    int unit = -1;
+    Buffer shard;
+    std::unique_ptr<CommRequest> request;  // null when already done (no group)
+  };
+  // Starts summing `padded` over the group into a new shard-sized buffer.
+  Scatter start_reduce_scatter(int unit, const Tensor& padded);
+  // Sums `padded` over the group into a new shard-sized buffer: started and waited for.
   Buffer reduce_scatter(int unit, const Tensor& padded);
+  // ZeRO-2/3 in backward: waits for `scatter` (when there is one), adds its shard into the
+  // unit's stored gradient and releases the unit's whole gradient.
+  void finish_scatter(std::optional<Scatter>& scatter);
   // Fills a whole-unit buffer (padded length) with every rank's shard from `full`.
   void all_gather_shards(int unit, const Tensor& full);
   // The whole unit (padded, in shard's dtype) in a new buffer, from every rank's shard.

@@ -34,6 +34,9 @@ struct RunShape {
   int tp = 1;       // tensor-parallel group size
   int tp_rank = 0;  // this rank in its tensor-parallel group
   ComputeRule compute = ComputeRule::f32;  // the rule of the backend predicted
+  // The data-parallel communicator overlaps compute (Communicator::overlaps_compute): then
+  // ZeRO-2/3 keep a unit's reduce-scatter, and its whole gradient, in flight.
+  bool overlapped_comm = false;
 };
 
 struct MemoryPrediction {

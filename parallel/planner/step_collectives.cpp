@@ -104,9 +104,9 @@ void add_data_parallel(const Workload& w, const Layout& l, double compute_bytes,
         calls.push_back(
             {"gradient reduce-scatters", Collective::reduce_scatter, dp, stored, units, 1, none});
         break;
-      default:
+      default:  // in flight behind the next unit's backward where collectives overlap
         calls.push_back({"gradient reduce-scatters", Collective::reduce_scatter, dp, transient,
-                         units, l.grad_accum, none});
+                         units, l.grad_accum, Overlap::backward});
     }
   }
   if (z == 1 || z == 2) {
