@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "comm/mpi_gather_strings.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -41,6 +42,10 @@ MpiRuntime::~MpiRuntime() {
 
 void MpiRuntime::node_barrier() const {
   LLMFT_MPI_CHECK(MPI_Barrier(node_));
+}
+
+std::vector<std::string> MpiRuntime::node_gather(const std::string& value) const {
+  return mpi_gather_strings(node_, value);
 }
 
 void MpiRuntime::abort(int code) {

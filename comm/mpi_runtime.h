@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 namespace llmft {
 
@@ -27,6 +28,8 @@ class MpiRuntime {
   int local_size() const { return local_size_; }
   // Waits until every rank of this node has called it.
   void node_barrier() const;
+  // Every rank of this node's `value`, in local-rank order. Collective over the node.
+  std::vector<std::string> node_gather(const std::string& value) const;
   // Ends every rank of the job with `code` (MPI_Abort); with one rank, an immediate exit
   // (stdio flushed, no MPI_Finalize).
   [[noreturn]] void abort(int code);

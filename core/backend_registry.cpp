@@ -32,13 +32,9 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const NodePlace
   const bool cuda = device == "cuda" || device.rfind("cuda:", 0) == 0;
 #ifdef LLMFT_WITH_CUDA
   if (cuda) {
-    const int index = select_cuda_device(device, placement);
-    // The node's ranks take the GPUs in turn (cuda), or all the one named (cuda:N).
-    const int count = cuda_device_count();
-    const int sharing = !placement.share_devices ? 1
-                        : device == "cuda" ? (placement.local_ranks - index + count - 1) / count
-                                           : placement.local_ranks;
-    return std::make_unique<CudaBackend>(index, memory_bytes, sharing, placement.node_barrier);
+    const CudaPlacement place = place_on_cuda_device(device, placement);
+    return std::make_unique<CudaBackend>(place.device, memory_bytes, place.ranks_sharing,
+                                         placement.node_barrier);
   }
 #else
   (void)placement;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace llmft {
 
@@ -13,6 +15,9 @@ struct NodePlacement {
   // Waits for every rank of the node; the launcher sets it when ranks share devices, and
   // then every rank of the node calls it the same number of times.
   std::function<void()> node_barrier;
+  // Every rank of the node's `value`, in local-rank order; the launcher sets it when the
+  // node runs several ranks, and then every rank of the node calls it once.
+  std::function<std::vector<std::string>(const std::string& value)> node_gather;
 };
 
 }  // namespace llmft

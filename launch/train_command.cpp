@@ -105,8 +105,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   EngineOptions engine_options = engine_options_from(o);
   const size_t requested_memory = parse_byte_size(o.device_memory, "--device-memory");
   NodePlacement placement{mpi.local_rank(), mpi.local_size(), o.share_devices, {}};
-  if (o.share_devices && mpi.local_size() > 1)
-    placement.node_barrier = [&mpi] { mpi.node_barrier(); };
+  if (mpi.local_size() > 1) {
+    placement.node_gather = [&mpi](const std::string& value) { return mpi.node_gather(value); };
+    if (o.share_devices) placement.node_barrier = [&mpi] { mpi.node_barrier(); };
+  }
   std::unique_ptr<Backend> backend = make_backend(o.device, placement, requested_memory);
   // Communicators are created and warmed before the backend reserves its memory (at the
   // first memory() or memory_capacity()), so that their own buffers (NCCL's) are in place

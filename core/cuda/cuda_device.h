@@ -1,7 +1,7 @@
 // Which GPU a rank runs on, and the clear errors when there is none to run on. One GPU
 // per rank: `--device cuda` takes the node-local rank's GPU (ranks are counted per node
-// by the launcher), `--device cuda:N` GPU N. More ranks on a node than GPUs is refused
-// unless the user lets ranks share GPUs (each then gets its share of the memory).
+// by the launcher), `--device cuda:N` GPU N. Two ranks on one GPU are refused unless the
+// user lets ranks share GPUs (each then gets its share of the memory).
 #pragma once
 
 #include <string>
@@ -17,7 +17,16 @@ std::string cuda_unavailable_reason();
 // there is no driver (cudaErrorInsufficientDriver, 35) or no device (100).
 int cuda_device_count();
 
-// The GPU index for `spec` ("cuda" or "cuda:N") on this rank; see above.
-int select_cuda_device(const std::string& spec, const NodePlacement& placement);
+struct CudaPlacement {
+  int device = 0;         // the index among the GPUs this process sees
+  int ranks_sharing = 1;  // the node's ranks on that GPU (this one included)
+};
+
+// The GPU for `spec` ("cuda" or "cuda:N") on this rank. With the node's ranks to compare
+// with (placement.node_gather; collective over the node) the physical GPUs they chose are
+// compared (PCI bus ids), so ranks that a launcher bound to a GPU each pass; otherwise the
+// node's ranks are counted against the GPUs. Two ranks on one GPU are refused unless
+// placement.share_devices. Throws llmft::Error saying how to launch.
+CudaPlacement place_on_cuda_device(const std::string& spec, const NodePlacement& placement);
 
 }  // namespace llmft

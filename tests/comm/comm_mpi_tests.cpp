@@ -15,6 +15,7 @@
 
 #include "comm/failure_notice.h"
 #include "comm/mpi_communicator.h"
+#include "comm/mpi_gather_strings.h"
 #include "comm/mpi_runtime.h"
 #include "comm/staged_communicator.h"
 #include "core/cpu/cpu_backend.h"
@@ -172,6 +173,19 @@ TEST_CASE("reduce_scatter gives each rank the sum of its block") {
     HostTensor recv = HostTensor::zeros(dtype, n);
     world.reduce_scatter(send.tensor(), recv.tensor())->wait();
     CHECK(recv.values() == expected);
+  }
+}
+
+TEST_CASE("every rank's string, of any length, in rank order") {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // Rank r sends r copies of its letter: rank 0 an empty string.
+  const auto letters = [](int r) { return std::string(static_cast<size_t>(r), char('a' + r)); };
+  const std::vector<std::string> all = mpi_gather_strings(MPI_COMM_WORLD, letters(rank));
+  CHECK(all.size() == static_cast<size_t>(size));
+  for (int r = 0; r < std::min<int>(size, static_cast<int>(all.size())); ++r) {
+    CHECK(all[r] == letters(r));
   }
 }
 
