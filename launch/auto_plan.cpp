@@ -116,10 +116,9 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   request.device = base_device(o, backend, node ? node->size() : 1);
   if (!o.no_calibrate) {
     request.device = calibrated(
-        request.device,
-        calibrate(backend, world, node.get(), request.device.name,
-                  compute_dtype(backend.compute_rule(), parse_dtype(o.dtype)), world_size,
-                  o.threads));
+        request.device, calibrate(backend, world, node.get(), request.device.name,
+                                  compute_dtype(backend.compute_rule(), parse_dtype(o.dtype)),
+                                  world_size, o.threads));
     // The run's own shapes and length, measured every time (milliseconds).
     Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
     request.device.attention =

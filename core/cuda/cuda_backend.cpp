@@ -89,8 +89,8 @@ CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing,
   // Communicators take some of what is free now; a budget beyond it fails here, at once.
   LLMFT_REQUIRE(memory_bytes <= shared_available_,
                 "--device-memory " << format_bytes(memory_bytes) << " is more than the "
-                                   << format_bytes(shared_available_) << " free on cuda:"
-                                   << device_ << " after the runtime's "
+                                   << format_bytes(shared_available_) << " free on cuda:" << device_
+                                   << " after the runtime's "
                                    << format_bytes(fixed_overhead_ + kRuntimeReserve)
                                    << "; lower --device-memory");
 }
@@ -115,13 +115,12 @@ CudaMemory& CudaBackend::slab() {
     available = free > kRuntimeReserve ? free - kRuntimeReserve : 0;
   }
   LLMFT_REQUIRE(requested_bytes_ <= available,
-                "--device-memory " << format_bytes(requested_bytes_) << " is more than the "
-                                   << format_bytes(available) << " free on cuda:" << device_
-                                   << " after the runtime's "
-                                   << format_bytes(fixed_overhead_ + kRuntimeReserve)
-                                   << " and the communicators' "
-                                   << format_bytes(communicator_overhead_)
-                                   << "; lower --device-memory");
+                "--device-memory "
+                    << format_bytes(requested_bytes_) << " is more than the "
+                    << format_bytes(available) << " free on cuda:" << device_
+                    << " after the runtime's " << format_bytes(fixed_overhead_ + kRuntimeReserve)
+                    << " and the communicators' " << format_bytes(communicator_overhead_)
+                    << "; lower --device-memory");
   memory_ = std::make_unique<CudaMemory>(requested_bytes_ > 0 ? requested_bytes_ : available);
   return *memory_;
 }

@@ -43,8 +43,7 @@ CudaPlacement place_on_cuda_device(const std::string& spec, const NodePlacement&
                   "--device " << spec << ": expected cuda or cuda:N");
     device = std::stoi(index);
     LLMFT_REQUIRE(device < count, "--device " << spec << ": this node has " << count
-                                              << " CUDA device(s), numbered 0 to "
-                                              << count - 1);
+                                              << " CUDA device(s), numbered 0 to " << count - 1);
   }
   const std::string refused =
       " launch at most one rank per GPU (mpirun --map-by ppr:GPUS:node, or srun "

@@ -45,8 +45,8 @@ void measure_gemm(Backend& backend, Allocator& allocator, Communicator* world, D
   const double large_rows = static_cast<double>(size);
   const double flops_per_row = 2.0 * large_rows * large_rows;
   const double large = large_rows * flops_per_row / seconds;
-  const double small = kSmall * flops_per_row /
-                       gemm_seconds(backend, allocator, world, 64, size, dtype, 16);
+  const double small =
+      kSmall * flops_per_row / gemm_seconds(backend, allocator, world, 64, size, dtype, 16);
   const double q = std::min(small / large, 1.0);
   c.gemm_half_rate_rows =
       std::clamp(kSmall * large_rows * (1 - q) / (large_rows * q - kSmall), 0.0, large_rows);
@@ -149,8 +149,7 @@ AttentionCost measure_attention(Backend& backend, Allocator& allocator, Communic
 }
 
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,
-                            Communicator* node, const std::string& device_name,
-                            DType gemm_dtype) {
+                            Communicator* node, const std::string& device_name, DType gemm_dtype) {
   Calibration c;
   c.device = device_name;
   measure_gemm(backend, allocator, world, gemm_dtype, c);

@@ -1,9 +1,9 @@
 // The startup benchmarks behind --auto-plan's time model: the GEMM rate each rank
 // achieves on its device in the run's compute dtype (the slowest rank's, since ranks
-// sharing a machine compete for it in training too), what other kernels cost (bytes/s streaming from memory, seconds
-// per call), the bandwidth and latency of all-reduces within a node and, when the job
-// spans nodes, across them, and attention's cost at the run's head shape. A few seconds at most;
-// the result is cached (calibration.h) so that later jobs on the same machines skip it.
+// sharing a machine compete for it in training too), what other kernels cost (bytes/s streaming
+// from memory, seconds per call), the bandwidth and latency of all-reduces within a node and, when
+// the job spans nodes, across them, and attention's cost at the run's head shape. A few seconds at
+// most; the result is cached (calibration.h) so that later jobs on the same machines skip it.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +21,7 @@ namespace llmft {
 // Collective over `world` (null: a one-rank job, no links measured). `node` holds the
 // ranks on this rank's machine; GEMMs run in `gemm_dtype` (the run's compute dtype).
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,
-                            Communicator* node, const std::string& device_name,
-                            DType gemm_dtype);
+                            Communicator* node, const std::string& device_name, DType gemm_dtype);
 
 // Seconds of attention's forward and backward over one sequence of T queries of `model`'s
 // heads (batch 1) in the dtype the backend computes a `stored` run in, on the slowest rank

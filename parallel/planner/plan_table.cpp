@@ -33,8 +33,7 @@ std::string devices_line(const PlanRequest& r, const PlanResult& result) {
   if (r.world > 1 && d.communicator_bytes > 0) {
     os << "communicator buffers: " << bytes_text(d.communicator_bytes)
        << " per device (NCCL), counted as comm_buffers, "
-       << (d.communicator_measured ? "measured" : "assumed from the preset, not measured")
-       << "\n";
+       << (d.communicator_measured ? "measured" : "assumed from the preset, not measured") << "\n";
   }
   return os.str();
 }

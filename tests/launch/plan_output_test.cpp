@@ -65,7 +65,7 @@ TEST_CASE("plan JSON: model, cluster, every candidate and the chosen one") {
   CHECK(cluster.at("memory_bytes").as_int() == 16LL << 30);
   CHECK(cluster.at("memory_margin").as_number() == 0.05);
   CHECK(cluster.at("overhead_bytes").as_int() > 0);
-  CHECK_FALSE(cluster.at("overhead_measured").as_bool());         // a preset's assumption
+  CHECK_FALSE(cluster.at("overhead_measured").as_bool());  // a preset's assumption
   CHECK(cluster.at("communicator_bytes").as_int() == r.device.communicator_bytes);
   CHECK(r.device.communicator_bytes > 0);  // NCCL's buffers, for two GPUs
   CHECK_FALSE(cluster.at("communicator_measured").as_bool());

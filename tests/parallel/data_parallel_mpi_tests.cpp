@@ -109,12 +109,12 @@ TEST_CASE("ZeRO-2/3 with reduce-scatters in flight equal one rank; the memory mo
       const auto inputs = random_tokens(2 * n * B * T, c.vocab_size, rng);
       std::vector<std::vector<int32_t>> mine;
       for (int m = 0; m < 2; ++m) mine.push_back(rows_of(inputs, T, (m * n + r) * B, B));
-      const StepStats p = parallel.engine->train_step(
-          {MicroBatch{B, T, mine[0].data(), mine[0].data()},
-           MicroBatch{B, T, mine[1].data(), mine[1].data()}},
-          step);
-      const StepStats s = single.engine->train_step(
-          {MicroBatch{2 * n * B, T, inputs.data(), inputs.data()}}, step);
+      const StepStats p =
+          parallel.engine->train_step({MicroBatch{B, T, mine[0].data(), mine[0].data()},
+                                       MicroBatch{B, T, mine[1].data(), mine[1].data()}},
+                                      step);
+      const StepStats s =
+          single.engine->train_step({MicroBatch{2 * n * B, T, inputs.data(), inputs.data()}}, step);
       worst_loss = std::max(worst_loss, testing::relative_difference(p.loss, s.loss));
     }
     CHECK(worst_loss < testing::kFp32Parity);
