@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <sstream>
 
+#include "comm/mpi_gather_strings.h"
 #include "comm/mpi_runtime.h"
 #include "core/error.h"
 
@@ -19,24 +20,6 @@ uint64_t fnv1a(const std::string& text, uint64_t hash = 1469598103934665603ull) 
     hash *= 1099511628211ull;
   }
   return hash;
-}
-
-// Every rank's `value` of one setting, rank by rank.
-std::vector<std::string> all_gather_text(const std::string& value, int ranks) {
-  const int length = static_cast<int>(value.size());
-  std::vector<int> lengths(ranks), offsets(ranks);
-  LLMFT_MPI_CHECK(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD));
-  int total = 0;
-  for (int r = 0; r < ranks; ++r) {
-    offsets[r] = total;
-    total += lengths[r];
-  }
-  std::string all(static_cast<size_t>(total), '\0');
-  LLMFT_MPI_CHECK(MPI_Allgatherv(value.data(), length, MPI_CHAR, all.data(), lengths.data(),
-                                 offsets.data(), MPI_CHAR, MPI_COMM_WORLD));
-  std::vector<std::string> values;
-  for (int r = 0; r < ranks; ++r) values.push_back(all.substr(offsets[r], lengths[r]));
-  return values;
 }
 
 [[noreturn]] void fail_on(const std::string& name, const std::vector<std::string>& values) {
@@ -81,7 +64,7 @@ void require_ranks_agree(const std::vector<Setting>& settings) {
   for (int i = 0; i < count; ++i) {
     for (int r = 1; r < ranks; ++r) {
       if (all[r * count + i] != all[i]) {
-        fail_on(settings[i].name, all_gather_text(settings[i].value, ranks));
+        fail_on(settings[i].name, mpi_gather_strings(MPI_COMM_WORLD, settings[i].value));
       }
     }
   }
