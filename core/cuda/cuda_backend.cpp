@@ -86,13 +86,6 @@ CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing,
                 "cuda:" << device_ << ": only " << format_bytes(free) << " of device memory is free"
                         << (sharing > 1 ? " for " + std::to_string(sharing) + " ranks" : ""));
   shared_available_ = (free - sharing * kRuntimeReserve) / sharing;
-  // Communicators take some of what is free now; a budget beyond it fails here, at once.
-  LLMFT_REQUIRE(memory_bytes <= shared_available_,
-                "--device-memory " << format_bytes(memory_bytes) << " is more than the "
-                                   << format_bytes(shared_available_) << " free on cuda:" << device_
-                                   << " after the runtime's "
-                                   << format_bytes(fixed_overhead_ + kRuntimeReserve)
-                                   << "; lower --device-memory");
 }
 
 CudaBackend::~CudaBackend() {

@@ -31,7 +31,6 @@ RankMemory predict_rank_memory(const Workload& workload, const Layout& layout,
       if (peak <= worst.peak) continue;
       worst.at_peak = p.at_peak;
       worst.at_peak[index_of(MemoryCategory::comm_buffers)] += communicators;
-      worst.communicators = communicators;
       worst.overhead = device.overhead_bytes;
       worst.peak = peak;
       worst.peak_phase = p.peak_phase;

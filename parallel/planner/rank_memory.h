@@ -20,11 +20,10 @@
 namespace llmft {
 
 struct RankMemory {
-  CategoryBytes at_peak{};   // the worst rank's breakdown at its peak, without overhead
-  size_t communicators = 0;  // of at_peak's comm_buffers, the communicators' own memory
-  size_t overhead = 0;       // the device's fixed overhead
-  size_t peak = 0;           // total of at_peak + overhead
-  std::string peak_phase;    // e.g. "backward of the head"
+  CategoryBytes at_peak{};  // the worst rank's breakdown at its peak, without overhead
+  size_t overhead = 0;      // the device's fixed overhead
+  size_t peak = 0;          // total of at_peak + overhead
+  std::string peak_phase;   // e.g. "backward of the head"
   int dp_rank = 0, tp_rank = 0;
   CategoryBytes host_by_category{};  // the host pool's own peak per category (offload)
   size_t host_peak = 0;              // the largest host pool of the ranks predicted
