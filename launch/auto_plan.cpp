@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <functional>
+#include <optional>
+#include <vector>
 
 #include "core/byte_size.h"
 #include "core/compute_dtype.h"
@@ -56,46 +58,71 @@ DeviceDescription base_device(const TrainOptions& o, Backend& backend, int ranks
   return d;
 }
 
+// The figures of a calibration, in order, as floats (what a broadcast carries).
+std::vector<float> calibration_figures(const Calibration& c) {
+  std::vector<float> figures{
+      static_cast<float>(c.gemm_flops), static_cast<float>(c.gemm_half_rate_rows),
+      static_cast<float>(c.memory_bandwidth), static_cast<float>(c.kernel_call_s)};
+  for (const Link* link : {&c.intra_node, &c.inter_node}) {
+    for (const CollectiveRate* rate :
+         {&link->all_reduce, &link->reduce_scatter, &link->all_gather}) {
+      figures.push_back(static_cast<float>(rate->bandwidth));
+      figures.push_back(static_cast<float>(rate->latency_s));
+    }
+  }
+  return figures;
+}
+
+Calibration calibration_from_figures(const std::vector<float>& figures) {
+  Calibration c;
+  auto next = figures.begin();
+  c.gemm_flops = *next++;
+  c.gemm_half_rate_rows = *next++;
+  c.memory_bandwidth = *next++;
+  c.kernel_call_s = *next++;
+  for (Link* link : {&c.intra_node, &c.inter_node}) {
+    for (CollectiveRate* rate : {&link->all_reduce, &link->reduce_scatter, &link->all_gather}) {
+      rate->bandwidth = *next++;
+      rate->latency_s = *next++;
+    }
+  }
+  return c;
+}
+
+// Rank 0's `cached` calibration (or none) on every rank of `world`.
+std::optional<Calibration> broadcast_calibration(Backend& backend, Allocator& allocator,
+                                                 Communicator& world,
+                                                 const std::optional<Calibration>& cached) {
+  std::vector<float> shared = calibration_figures(cached.value_or(Calibration{}));
+  shared.push_back(cached ? 1.0f : 0.0f);  // found
+  Buffer buf = allocator.allocate(shared.size() * sizeof(float), MemoryCategory::comm_buffers,
+                                  "calibration");
+  const Tensor t = buf.as(DType::f32, {static_cast<int64_t>(shared.size())});
+  backend.copy_to_device(t, shared.data());
+  world.broadcast(t, 0)->wait();
+  backend.copy_to_host(shared.data(), t);
+  if (shared.back() != 1.0f) return std::nullopt;
+  shared.pop_back();
+  return calibration_from_figures(shared);
+}
+
 // Rank 0's cached calibration, or a fresh measurement, identical on every rank.
 Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
                       const std::string& device_name, DType gemm_dtype, int world_size,
                       int threads) {
   Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
   const std::string path = default_calibration_path();
-  // Rank 0 reads the cache and broadcasts what it found: found, the GEMM curve, 2 links,
-  // the kernel costs.
+  // Rank 0 reads the cache and broadcasts what it found.
   std::string key;
   std::optional<Calibration> cached;
   if (!world || world->rank() == 0) {
     key = calibration_key(this_host(), device_name, gemm_dtype, world_size, threads);
     cached = read_calibration(path, key);
   }
-  constexpr int kShared = 9;
-  float shared[kShared] = {};
+  if (world) cached = broadcast_calibration(backend, allocator, *world, cached);
   if (cached) {
-    const Calibration& c = *cached;
-    const float found[kShared] = {1.0f,
-                                  static_cast<float>(c.gemm_flops),
-                                  static_cast<float>(c.gemm_half_rate_rows),
-                                  static_cast<float>(c.intra_node.bandwidth),
-                                  static_cast<float>(c.intra_node.latency_s),
-                                  static_cast<float>(c.inter_node.bandwidth),
-                                  static_cast<float>(c.inter_node.latency_s),
-                                  static_cast<float>(c.memory_bandwidth),
-                                  static_cast<float>(c.kernel_call_s)};
-    std::copy(found, found + kShared, shared);
-  }
-  if (world) {
-    Buffer buf = allocator.allocate(sizeof(shared), MemoryCategory::comm_buffers, "calibration");
-    Tensor t = buf.as(DType::f32, {kShared});
-    backend.copy_to_device(t, shared);
-    world->broadcast(t, 0)->wait();
-    backend.copy_to_host(shared, t);
-  }
-  if (shared[0] == 1.0f) {
-    return Calibration{
-        device_name, shared[1], shared[2], Link{shared[3], shared[4]}, Link{shared[5], shared[6]},
-        shared[7],   shared[8]};
+    cached->device = device_name;
+    return *cached;
   }
   const Calibration measured =
       measure_devices(backend, allocator, world, node, device_name, gemm_dtype);

@@ -18,11 +18,21 @@ namespace {
 
 using io::Json;
 
-constexpr int kVersion = 4;
+constexpr int kVersion = 5;
+
+CollectiveRate parse_rate(const Json& json) {
+  return CollectiveRate{json.at("bandwidth").as_number(), json.at("latency_s").as_number()};
+}
 
 Link parse_link(const Json* json) {
   if (!json) return Link{};
-  return Link{json->at("bandwidth").as_number(), json->at("latency_s").as_number()};
+  return Link{parse_rate(json->at("all_reduce")), parse_rate(json->at("reduce_scatter")),
+              parse_rate(json->at("all_gather"))};
+}
+
+Json rate_json(const CollectiveRate& rate) {
+  return Json::object(
+      {{"bandwidth", Json::number(rate.bandwidth)}, {"latency_s", Json::number(rate.latency_s)}});
 }
 
 Json entry_json(const Calibration& c) {
@@ -74,8 +84,9 @@ Json read_cache(const std::string& path) {
 }  // namespace
 
 Json link_json(const Link& link) {
-  return Json::object(
-      {{"bandwidth", Json::number(link.bandwidth)}, {"latency_s", Json::number(link.latency_s)}});
+  return Json::object({{"all_reduce", rate_json(link.all_reduce)},
+                       {"reduce_scatter", rate_json(link.reduce_scatter)},
+                       {"all_gather", rate_json(link.all_gather)}});
 }
 
 std::string calibration_key(const std::string& host, const std::string& device, DType dtype,

@@ -3,12 +3,14 @@
 // jobs on the same machines skip the benchmarks (`--no-calibrate` uses the presets alone).
 //
 // The cache is a small JSON file:
-//   {"version": 4,
+//   {"version": 5,
 //    "entries": {"HOST/DEVICE/DTYPE/WORLD/THREADS": {"device": "h100-80g", "gemm_flops": 6.1e14,
-//                               "gemm_half_rate_rows": 48,
-//                               "intra_node": {"bandwidth": 3.6e11, "latency_s": 1.2e-5},
-//                               "inter_node": {"bandwidth": 4.4e10, "latency_s": 2.5e-5}}}}
-// A link whose bandwidth is 0 (a one-node job has no inter-node link) was not measured.
+//        "gemm_half_rate_rows": 48,
+//        "intra_node": {"all_reduce": {"bandwidth": 3.6e11, "latency_s": 1.2e-5},
+//                       "reduce_scatter": {...}, "all_gather": {...}},
+//        "inter_node": {...}, "memory_bandwidth": 3.1e12, "kernel_call_s": 4e-6}}}
+// A link whose all-reduce bandwidth is 0 (a one-node job has no inter-node link) was not
+// measured.
 // A file of another version is measured again and replaced.
 //
 // Thread-safety: the functions share no state; concurrent writers of one cache file
@@ -23,7 +25,8 @@
 
 namespace llmft {
 
-// A link as {"bandwidth": bytes/s, "latency_s": seconds}, in the cache and in plan JSON.
+// A link as {"all_reduce": rate, "reduce_scatter": rate, "all_gather": rate}, each rate
+// {"bandwidth": bytes/s, "latency_s": seconds}, in the cache and in plan JSON.
 io::Json link_json(const Link& link);
 
 // "HOST/DEVICE/DTYPE/WORLD/THREADS", the cache's key for a job of `world` ranks launched

@@ -84,8 +84,12 @@ DeviceDescription describe_device(const ClusterOptions& o) {
     d.host_memory_bytes = parse_byte_size(o.host_memory, "--host-memory");
     d.host_memory_measured = true;  // given
   }
-  if (o.intra_node_bandwidth > 0) d.intra_node.bandwidth = o.intra_node_bandwidth * kGB;
-  if (o.inter_node_bandwidth > 0) d.inter_node.bandwidth = o.inter_node_bandwidth * kGB;
+  if (o.intra_node_bandwidth > 0) {
+    d.intra_node = uniform_link(o.intra_node_bandwidth * kGB, d.intra_node.all_reduce.latency_s);
+  }
+  if (o.inter_node_bandwidth > 0) {
+    d.inter_node = uniform_link(o.inter_node_bandwidth * kGB, d.inter_node.all_reduce.latency_s);
+  }
   return d;
 }
 

@@ -11,8 +11,8 @@ DeviceDescription calibrated(DeviceDescription preset, const Calibration& c) {
     preset.memory_bandwidth = c.memory_bandwidth;
     preset.kernel_call_s = c.kernel_call_s;
   }
-  if (c.intra_node.bandwidth > 0) preset.intra_node = c.intra_node;
-  if (c.inter_node.bandwidth > 0) preset.inter_node = c.inter_node;
+  if (c.intra_node.known()) preset.intra_node = c.intra_node;
+  if (c.inter_node.known()) preset.inter_node = c.inter_node;
   return preset;
 }
 

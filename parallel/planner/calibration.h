@@ -1,7 +1,7 @@
 // Calibration: what a job measured on its devices before training — the rate a large
-// GEMM achieves, what other kernels cost, and the bandwidth and latency of collectives
-// inside a node and across nodes (parallel/planner/device_benchmark.h) — and the device
-// description it refines.
+// GEMM achieves, what other kernels cost, and the bandwidth and latency of each collective
+// a step runs (all-reduce, reduce-scatter, all-gather) inside a node and across nodes
+// (parallel/planner/device_benchmark.h) — and the device description it refines.
 // launch/calibration_cache.h keeps it between jobs.
 #pragma once
 
@@ -15,7 +15,7 @@ struct Calibration {
   std::string device;              // the preset the measurements refine
   double gemm_flops = 0;           // a large 16-bit GEMM's rate (f32 on CPU), extrapolated
   double gemm_half_rate_rows = 0;  // rows at which a GEMM reaches half of gemm_flops
-  Link intra_node, inter_node;     // a bandwidth of 0: not measured (e.g. one node)
+  Link intra_node, inter_node;     // each collective's rate; unknown: not measured (one node)
   // Kernels other than products (device.h): bytes/s streaming from memory, seconds per
   // call; 0: not measured.
   double memory_bandwidth = 0, kernel_call_s = 0;

@@ -2,21 +2,18 @@
 
 namespace llmft {
 
-namespace {
-
 int ring_steps(Collective op, int ranks) {
   return (op == Collective::all_reduce ? 2 : 1) * (ranks - 1);
 }
-
-}  // namespace
 
 double ring_bytes(Collective op, double bytes, int ranks) {
   return ring_steps(op, ranks) * bytes / ranks;
 }
 
 double collective_seconds(Collective op, double bytes, int pieces, int ranks, const Link& link) {
-  return ring_bytes(op, bytes, ranks) / link.bandwidth +
-         static_cast<double>(pieces) * ring_steps(op, ranks) * link.latency_s;
+  const CollectiveRate& rate = link.rate(op);
+  return ring_bytes(op, bytes, ranks) / rate.bandwidth +
+         static_cast<double>(pieces) * ring_steps(op, ranks) * rate.latency_s;
 }
 
 }  // namespace llmft

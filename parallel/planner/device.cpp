@@ -63,8 +63,8 @@ DeviceDescription gpu(const std::string& name, double memory_gib, double tflops,
   d.memory_bytes = static_cast<size_t>(memory_gib * kGiB);
   d.peak_flops = tflops * 1e12;
   d.achieved_fraction = kGpuAchievedFraction;
-  d.intra_node = Link{intra_gb_s * kGB, kGpuLatency};
-  d.inter_node = Link{inter, kGpuLatency};
+  d.intra_node = uniform_link(intra_gb_s * kGB, kGpuLatency);
+  d.inter_node = uniform_link(inter, kGpuLatency);
   d.gpus_per_node = 8;
   d.overhead_bytes = static_cast<size_t>(kGpuOverheadBytes);
   d.communicator_bytes = static_cast<size_t>(nccl_bytes);
@@ -93,7 +93,7 @@ DeviceDescription this_cpu() {
       static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
   d.peak_flops = kCpuFlopsPerCore * std::max(1u, std::thread::hardware_concurrency());
   d.achieved_fraction = kCpuAchievedFraction;
-  d.intra_node = Link{kCpuBandwidth, kCpuLatency};
+  d.intra_node = uniform_link(kCpuBandwidth, kCpuLatency);
   d.inter_node = d.intra_node;
   d.gpus_per_node = 1;
   d.overlaps_communication = false;
@@ -110,6 +110,24 @@ DeviceDescription this_cpu() {
 }
 
 }  // namespace
+
+const CollectiveRate& Link::rate(Collective op) const {
+  switch (op) {
+    case Collective::all_reduce:
+      return all_reduce;
+    case Collective::reduce_scatter:
+      return reduce_scatter;
+    case Collective::all_gather:
+    case Collective::broadcast:
+      return all_gather;
+  }
+  return all_reduce;
+}
+
+Link uniform_link(double bandwidth, double latency_s) {
+  const CollectiveRate rate{bandwidth, latency_s};
+  return Link{rate, rate, rate};
+}
 
 size_t available_host_memory() {
   std::ifstream meminfo("/proc/meminfo");

@@ -12,16 +12,33 @@
 #include <string>
 #include <vector>
 
+#include "comm/communicator.h"
 #include "core/compute_dtype.h"
 #include "core/counting/work_tally.h"
 
 namespace llmft {
 
-// How fast collectives run over one kind of connection.
-struct Link {
+// How fast one collective runs over one kind of connection, as the ring model prices it
+// (collective_cost.h).
+struct CollectiveRate {
   double bandwidth = 0;  // bytes/s each device sends
-  double latency_s = 0;  // per step of a ring collective
+  double latency_s = 0;  // per step of the ring
 };
+
+// How fast collectives run over one kind of connection, each of those a step runs at its
+// own rate: NCCL and MPI choose their algorithm, protocol and channels per collective, so
+// a reduce-scatter's or an all-gather's bytes/s is not the all-reduce's. A broadcast is
+// priced as an all-gather (a pipelined broadcast moves as much in as many steps). Presets
+// give all three the connection's published figures; a calibration measures each.
+struct Link {
+  CollectiveRate all_reduce, reduce_scatter, all_gather;
+  const CollectiveRate& rate(Collective op) const;
+  // Whether it was measured (or set): a bandwidth of 0 is a link nobody measured.
+  bool known() const { return all_reduce.bandwidth > 0; }
+};
+
+// The same rate for every collective.
+Link uniform_link(double bandwidth, double latency_s);
 
 // Attention's measured cost for one head shape (parallel/planner/device_benchmark.h): the
 // seconds one head of one sequence of T queries takes, causal, as quadratic x T(T+1)/2 +

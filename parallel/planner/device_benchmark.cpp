@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <utility>
 
 #include "core/compute_dtype.h"
 #include "parallel/planner/benchmark_tools.h"
+#include "parallel/planner/collective_cost.h"
 
 namespace llmft {
 
@@ -73,29 +75,75 @@ void measure_kernels(Backend& backend, Allocator& allocator, Communicator* world
   c.memory_bandwidth = 2.0 * kMemory * sizeof(float) / std::max(memory - c.kernel_call_s, 1e-9);
 }
 
-// A ring all-reduce of n ranks takes 2(n-1) steps of latency plus 2(n-1)/n of the bytes
-// over the bandwidth: a one-float all-reduce gives the latency, a large one the bandwidth.
-Link measure_link(Backend& backend, Allocator& allocator, Communicator& group) {
-  constexpr int64_t kLarge = 4 << 20;  // floats: 16 MiB
+// Seconds one `run` of a collective over `group` takes, waited: the mean of `repeats`
+// started together after a warm-up and a barrier, on the group's slowest rank.
+double collective_call_seconds(Backend& backend, Allocator& allocator, Communicator& group,
+                               const std::function<void()>& run, int repeats) {
+  run();  // warm-up
+  group.barrier();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < repeats; ++i) run();
+  return group_max(backend, allocator, &group, seconds_since(start)) / repeats;
+}
+
+// Seconds of one `op` over `group` whose full buffer (an all-reduce's data, a
+// reduce-scatter's input, an all-gather's output) holds `elements` floats, a multiple of
+// the group's size.
+double collective_op_seconds(Backend& backend, Allocator& allocator, Communicator& group,
+                             Collective op, int64_t elements, int repeats) {
+  const int64_t shard_elements = elements / group.size();
+  BenchmarkTensors t(backend, allocator);
+  const Tensor full = t.make(DType::f32, {elements}, 1.0f);
+  const Tensor shard = t.make(DType::f32, {shard_elements}, 1.0f);
+  const std::function<void()> run = [&] {
+    switch (op) {
+      case Collective::all_reduce:
+        return group.all_reduce(full, ReduceOp::sum)->wait();
+      case Collective::reduce_scatter:
+        return group.reduce_scatter(full, shard)->wait();
+      case Collective::all_gather:
+      case Collective::broadcast:
+        return group.all_gather(shard, full)->wait();
+    }
+  };
+  return collective_call_seconds(backend, allocator, group, run, repeats);
+}
+
+// `op`'s rate over `group` under the ring model (collective_cost.h): the latency per ring
+// step from a call of one float per rank, the bandwidth from a large one. The large one
+// starts at 16 MiB and doubles, to 256 MiB at most, until a call takes 2 ms: NCCL reaches
+// its bus bandwidth only on large buffers, which a step's per-unit collectives are (a
+// LLaMA-7B block's gradient is 400 MB in bf16), while CPU ranks take longer than that at
+// the first size. Every rank sees the slowest rank's times, so all choose the same size.
+CollectiveRate measure_rate(Backend& backend, Allocator& allocator, Communicator& group,
+                            Collective op) {
+  constexpr int64_t kFirstBytes = 16 << 20, kMaxBytes = 256 << 20;
+  constexpr double kLongEnough = 2e-3;
   constexpr int kLatencyRepeats = 20, kBandwidthRepeats = 3;
   const int n = group.size();
-  Buffer buf = allocator.allocate(kLarge * sizeof(float), MemoryCategory::comm_buffers,
-                                  "benchmark all-reduce");
-  Tensor large = buf.as(DType::f32, {kLarge}), small = large.view(0, {1});
-  backend.fill(large, 1.0f);
-  auto time = [&](Tensor t, int repeats) {
-    group.all_reduce(t, ReduceOp::sum)->wait();  // warm-up
-    group.barrier();
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < repeats; ++i) group.all_reduce(t, ReduceOp::sum)->wait();
-    return group_max(backend, allocator, &group, seconds_since(start)) / repeats;
-  };
-  const double steps = 2.0 * (n - 1);
-  Link link;
-  link.latency_s = time(small, kLatencyRepeats) / steps;
-  const double transfer = time(large, kBandwidthRepeats) - steps * link.latency_s;
-  link.bandwidth = steps / n * kLarge * sizeof(float) / std::max(transfer, 1e-9);
-  return link;
+  const double steps = ring_steps(op, n);
+  CollectiveRate rate;
+  rate.latency_s = collective_op_seconds(backend, allocator, group, op, n, kLatencyRepeats) / steps;
+  int64_t bytes = kFirstBytes;
+  while (true) {
+    const int64_t elements = bytes / sizeof(float) / n * n;
+    const double seconds =
+        collective_op_seconds(backend, allocator, group, op, elements, kBandwidthRepeats);
+    if (seconds >= kLongEnough || bytes >= kMaxBytes) {
+      const double full_bytes = static_cast<double>(elements) * sizeof(float);
+      const double transfer = std::max(seconds - steps * rate.latency_s, 1e-9);
+      rate.bandwidth = ring_bytes(op, full_bytes, n) / transfer;
+      return rate;
+    }
+    bytes *= 2;
+  }
+}
+
+// Each collective a step runs, measured over `group`.
+Link measure_link(Backend& backend, Allocator& allocator, Communicator& group) {
+  return Link{measure_rate(backend, allocator, group, Collective::all_reduce),
+              measure_rate(backend, allocator, group, Collective::reduce_scatter),
+              measure_rate(backend, allocator, group, Collective::all_gather)};
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The startup benchmarks behind --auto-plan's time model: the GEMM rate each rank
 // achieves on its device in the run's compute dtype (the slowest rank's, since ranks
-// sharing a machine compete for it in training too), what other kernels cost (bytes/s streaming
-// from memory, seconds per call), the bandwidth and latency of all-reduces within a node and, when
-// the job spans nodes, across them, and attention's cost at the run's head shape. A few seconds at
-// most; the result is cached (calibration.h) so that later jobs on the same machines skip it.
+// sharing a machine compete for it in training too), what other kernels cost (bytes/s
+// streaming from memory, seconds per call), the bandwidth and latency of each collective a
+// step runs (all-reduce, reduce-scatter, all-gather) within a node and, when the job spans
+// nodes, across them, and attention's cost at the run's head shape. A few seconds at most;
+// the result is cached (calibration.h) so that later jobs on the same machines skip it.
 #pragma once
 
 #include <cstdint>

@@ -15,8 +15,10 @@ TEST_CASE("calibration cache: write, read back, keep other entries") {
   CHECK(calibration_key("node07", "h100-80g", DType::bf16, 16, 4) == "node07/h100-80g/bf16/16/4");
   CHECK_FALSE(read_calibration(path, "node07/h100-80g/bf16/16/0").has_value());
 
-  Calibration one_node{"h100-80g", 6.1e14, 48, Link{3.6e11, 1.2e-5}, Link{}};
-  Calibration two_nodes{"h100-80g", 6.0e14, 48, Link{3.5e11, 1.3e-5}, Link{4.4e10, 2.5e-5}};
+  const Link nvlink{{3.6e11, 1.2e-5}, {3.1e11, 0.9e-5}, {3.3e11, 1.0e-5}};
+  const Link infiniband{{4.4e10, 2.5e-5}, {4.1e10, 2.2e-5}, {4.2e10, 2.3e-5}};
+  Calibration one_node{"h100-80g", 6.1e14, 48, nvlink, Link{}};
+  Calibration two_nodes{"h100-80g", 6.0e14, 48, nvlink, infiniband};
   write_calibration(path, calibration_key("node07", "h100-80g", DType::bf16, 8, 0), one_node);
   write_calibration(path, calibration_key("node07", "h100-80g", DType::bf16, 16, 0), two_nodes);
   const std::optional<Calibration> a = read_calibration(path, "node07/h100-80g/bf16/8/0");
@@ -26,9 +28,16 @@ TEST_CASE("calibration cache: write, read back, keep other entries") {
   CHECK(a->device == "h100-80g");
   CHECK(a->gemm_flops == 6.1e14);
   CHECK(a->gemm_half_rate_rows == 48);
-  CHECK(a->intra_node.bandwidth == 3.6e11);
-  CHECK(a->inter_node.bandwidth == 0);
-  CHECK(b->inter_node.latency_s == 2.5e-5);
+  // Each collective's rate comes back as written, none standing in for another.
+  for (const Collective op :
+       {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+    CAPTURE(collective_name(op));
+    CHECK(a->intra_node.rate(op).bandwidth == nvlink.rate(op).bandwidth);
+    CHECK(a->intra_node.rate(op).latency_s == nvlink.rate(op).latency_s);
+    CHECK(b->inter_node.rate(op).bandwidth == infiniband.rate(op).bandwidth);
+    CHECK(b->inter_node.rate(op).latency_s == infiniband.rate(op).latency_s);
+  }
+  CHECK_FALSE(a->inter_node.known());
   CHECK_FALSE(read_calibration(path, "node08/h100-80g/bf16/8/0").has_value());
   // A CPU job of the same host and world measures its own.
   CHECK_FALSE(read_calibration(path, calibration_key("node07", "cpu", DType::f32, 8, 0)));
@@ -36,14 +45,18 @@ TEST_CASE("calibration cache: write, read back, keep other entries") {
 
 TEST_CASE("calibration replaces the preset's figures with the measured ones") {
   const DeviceDescription preset = device_preset("a100-80g");
-  const Calibration c{"a100-80g", 2.5e14, 96, Link{2.0e11, 2e-5}, Link{}};
+  const Link measured{{2.0e11, 2e-5}, {1.5e11, 3e-5}, {1.7e11, 4e-5}};
+  const Calibration c{"a100-80g", 2.5e14, 96, measured, Link{}};
   const DeviceDescription d = calibrated(preset, c);
   CHECK(d.peak_flops == 2.5e14);
   CHECK(d.gemm_half_rate_rows == 96);
   CHECK(d.achieved_fraction == preset.achieved_fraction);
-  CHECK(d.intra_node.bandwidth == 2.0e11);
-  CHECK(d.intra_node.latency_s == 2e-5);
-  CHECK(d.inter_node.bandwidth == preset.inter_node.bandwidth);  // not measured
+  CHECK(d.intra_node.all_reduce.bandwidth == 2.0e11);
+  CHECK(d.intra_node.reduce_scatter.latency_s == 3e-5);
+  CHECK(d.intra_node.all_gather.bandwidth == 1.7e11);
+  CHECK(d.intra_node.rate(Collective::broadcast).bandwidth == 1.7e11);  // priced as all-gather
+  CHECK(d.inter_node.all_reduce.bandwidth ==
+        preset.inter_node.all_reduce.bandwidth);  // not measured
   CHECK(d.memory_bytes == preset.memory_bytes);
 }
 
@@ -67,8 +80,11 @@ TEST_CASE("device presets") {
     CHECK(d.name == name);
     CHECK(d.memory_bytes > 0);
     CHECK(d.peak_flops > 0);
-    CHECK(d.intra_node.bandwidth > 0);
-    CHECK(d.inter_node.bandwidth > 0);
+    CHECK(d.intra_node.known());
+    CHECK(d.inter_node.known());
+    // Published figures are per connection: every collective gets the same.
+    CHECK(d.intra_node.reduce_scatter.bandwidth == d.intra_node.all_reduce.bandwidth);
+    CHECK(d.inter_node.all_gather.latency_s == d.inter_node.all_reduce.latency_s);
     CHECK((name == "cpu") == (d.overhead_bytes == 0));
   }
   CHECK(device_preset("rtx3090").memory_bytes == 24ULL << 30);

@@ -55,8 +55,9 @@ TEST_CASE("plan options: device overrides") {
                                       "--inter-node-bandwidth", "12.5", "--memory-margin", "0.1"});
   CHECK(r.device.memory_bytes == 24ULL << 30);
   CHECK(r.device.gpus_per_node == 4);
-  CHECK(r.device.intra_node.bandwidth == 100e9);
-  CHECK(r.device.inter_node.bandwidth == 12.5e9);
+  CHECK(r.device.intra_node.all_reduce.bandwidth == 100e9);
+  CHECK(r.device.intra_node.reduce_scatter.bandwidth == 100e9);
+  CHECK(r.device.inter_node.all_gather.bandwidth == 12.5e9);
   CHECK(r.device.peak_flops == device_preset("a100-40g").peak_flops);
   CHECK(r.memory_margin == 0.1);
   CHECK_THROWS_WITH_AS(request_from({"--gpu", "k80"}), doctest::Contains("--gpu k80"), Error);

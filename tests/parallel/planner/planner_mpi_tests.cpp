@@ -3,7 +3,8 @@
 // rank across families x dtypes x optimizers x ZeRO stages x tp (with and without
 // sequence parallelism) x checkpointing x micro-batch; and the layout the planner chooses for a
 // memory budget trains under that budget (the allocator refuses any allocation past it) at the
-// predicted peak.
+// predicted peak. And the calibration behind the time model measures every collective a
+// step runs, agreed on by every rank.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -11,11 +12,14 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "comm/mpi_communicator.h"
+#include "core/cpu/cpu_backend.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
+#include "parallel/planner/device_benchmark.h"
 #include "parallel/planner/planner.h"
 #include "tests/support/memory_checks.h"
 #include "tests/support/test_models.h"
@@ -207,4 +211,31 @@ TEST_CASE("the planner's choice for a memory budget trains within it at the pred
     // On CPU the planner adds no device overhead: its peak is the memory model's.
     CHECK(result.chosen()->memory.peak == t.trainer.alloc.total_peak());
   }
+}
+
+TEST_CASE("calibration measures each collective over the node, the same figures on every rank") {
+  MpiCommunicator world(MPI_COMM_WORLD, 120);
+  CpuBackend backend;
+  backend.set_threads(1);
+  Allocator allocator(backend.memory(), 0);
+  // All four ranks on this machine: the node is the world, and no link crosses nodes.
+  const Calibration c = measure_devices(backend, allocator, &world, &world, "cpu", DType::f32);
+  CHECK_FALSE(c.inter_node.known());
+  std::vector<double> figures;
+  for (const Collective op :
+       {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+    CAPTURE(collective_name(op));
+    const CollectiveRate& rate = c.intra_node.rate(op);
+    CHECK(std::isfinite(rate.bandwidth));
+    CHECK(rate.bandwidth > 0);
+    CHECK(rate.latency_s > 0);
+    figures.push_back(rate.bandwidth);
+    figures.push_back(rate.latency_s);
+  }
+  // Each figure is the slowest rank's, so every rank must plan from the same ones.
+  std::vector<double> lowest(figures.size()), highest(figures.size());
+  const int n = static_cast<int>(figures.size());
+  MPI_Allreduce(figures.data(), lowest.data(), n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(figures.data(), highest.data(), n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(lowest == highest);
 }

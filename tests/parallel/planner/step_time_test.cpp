@@ -25,6 +25,15 @@ Workload llama_7b() {
   return w;
 }
 
+// `link` with every collective's bandwidth times `bandwidth` and latency times `latency`.
+Link scaled(Link link, double bandwidth, double latency) {
+  for (CollectiveRate* rate : {&link.all_reduce, &link.reduce_scatter, &link.all_gather}) {
+    rate->bandwidth *= bandwidth;
+    rate->latency_s *= latency;
+  }
+  return link;
+}
+
 double bytes_of(const std::vector<CollectiveCall>& calls, const char* what) {
   for (const CollectiveCall& c : calls) {
     if (std::strcmp(c.what, what) == 0) return c.bytes * c.count;
@@ -39,7 +48,7 @@ TEST_CASE("ring collectives: 2(n-1)/n bytes for an all-reduce, (n-1)/n for the o
   CHECK(ring_bytes(Collective::reduce_scatter, 800, 8) == doctest::Approx(700));
   CHECK(ring_bytes(Collective::all_gather, 800, 8) == doctest::Approx(700));
   CHECK(ring_bytes(Collective::all_reduce, 800, 1) == 0);
-  const Link link{100, 0.5};
+  const Link link = uniform_link(100, 0.5);
   // 1400 / 100 s of bandwidth + 3 pieces x 2(8-1) steps x 0.5 s of latency.
   CHECK(collective_seconds(Collective::all_reduce, 800, 3, 8, link) == doctest::Approx(14 + 21));
   CHECK(collective_seconds(Collective::all_gather, 800, 1, 8, link) == doctest::Approx(7 + 3.5));
@@ -168,12 +177,12 @@ TEST_CASE("more bandwidth, lower latency or more FLOP/s never make a step slower
             CHECK(t.exposed_comm_s <= t.comm_s);
             CHECK(t.total_s == doctest::Approx(t.compute_s + t.exposed_comm_s));
             DeviceDescription faster = base;
-            faster.intra_node.bandwidth *= 2;
+            faster.intra_node = scaled(base.intra_node, 2, 1);
             CHECK(predict_step_time(w, l, faster).total_s <= t.total_s);
-            faster.inter_node.bandwidth *= 2;
+            faster.inter_node = scaled(base.inter_node, 2, 1);
             CHECK(predict_step_time(w, l, faster).total_s <= t.total_s);
-            faster.intra_node.latency_s /= 2;
-            faster.inter_node.latency_s /= 2;
+            faster.intra_node = scaled(faster.intra_node, 1, 0.5);
+            faster.inter_node = scaled(faster.inter_node, 1, 0.5);
             CHECK(predict_step_time(w, l, faster).total_s <= t.total_s);
             faster.peak_flops *= 2;
             CHECK(predict_step_time(w, l, faster).compute_s < t.compute_s);
@@ -191,4 +200,27 @@ TEST_CASE("DDP hides its gradient all-reduce behind backward; a node boundary sl
   CHECK(one_node.exposed_comm_s < one_node.comm_s);
   const StepTime two_nodes = predict_step_time(w, Layout{16, 1, 0, 2, 1, false}, d);
   CHECK(two_nodes.comm_s > one_node.comm_s);  // InfiniBand, not NVLink
+}
+
+TEST_CASE("each collective is priced at its own link rate, measured apart") {
+  const Workload w = llama_7b();
+  const DeviceDescription d = device_preset("a100-80g");
+  DeviceDescription slow_reduce_scatter = d;
+  slow_reduce_scatter.intra_node.reduce_scatter.bandwidth /= 2;
+  // DDP all-reduces only: a slower reduce-scatter changes nothing.
+  const Layout ddp{8, 1, 0, 4, 1, false};
+  CHECK(predict_step_time(w, ddp, slow_reduce_scatter).comm_s ==
+        predict_step_time(w, ddp, d).comm_s);
+  // ZeRO-2 reduce-scatters its gradients: at half the bandwidth each costs its ring bytes
+  // over the bandwidth once more; its all-gathers keep their rate.
+  const Layout zero2{8, 1, 2, 4, 1, false};
+  double extra = 0;
+  for (const CollectiveCall& c : step_collectives(w, zero2, d.compute)) {
+    if (c.op != Collective::reduce_scatter) continue;
+    extra += c.count * ring_bytes(c.op, c.bytes, zero2.dp) / d.intra_node.reduce_scatter.bandwidth;
+  }
+  REQUIRE(extra > 0);
+  CHECK(predict_step_time(w, zero2, slow_reduce_scatter).comm_s -
+            predict_step_time(w, zero2, d).comm_s ==
+        doctest::Approx(extra));
 }
