@@ -35,7 +35,7 @@ void check_launch(ncclResult_t result, const std::string& what) {
 void abort_nccl(NcclCommunicator::Handle& nccl) {
   if (nccl.aborted) return;
   nccl.aborted = true;
-  ncclCommAbort(nccl.comm);
+  if (nccl.comm) ncclCommAbort(nccl.comm);  // null: its creation failed before making it
 }
 
 // Whether the communicator has finished what it was asked. On its asynchronous error it
@@ -119,18 +119,26 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
       timeout_seconds_(timeout_seconds),
       group_name_(std::move(group_name)) {
   LLMFT_MPI_CHECK(MPI_Comm_dup(comm, &mpi_));
-  LLMFT_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
-  LLMFT_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
-  if (nccl_) return;  // made by split()
-  ncclUniqueId id;
-  if (rank_ == 0) check_launch(ncclGetUniqueId(&id), "making the unique id");
-  LLMFT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_));
-  LLMFT_CUDA_CHECK(cudaSetDevice(backend_.device()));
-  nccl_ = std::make_shared<Handle>();
-  ncclConfig_t config = non_blocking();
-  check_launch(ncclCommInitRankConfig(&nccl_->comm, size_, id, rank_, &config),
-               describe("creating the communicator"));
-  wait_settled(nccl_, describe("creating the communicator"), timeout_seconds_);
+  // The destructor does not run for a constructor that throws: what was made so far (the
+  // duplicate, a half-made NCCL communicator) is undone here.
+  try {
+    LLMFT_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
+    LLMFT_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
+    if (nccl_) return;  // made by split()
+    ncclUniqueId id;
+    if (rank_ == 0) check_launch(ncclGetUniqueId(&id), "making the unique id");
+    LLMFT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_));
+    LLMFT_CUDA_CHECK(cudaSetDevice(backend_.device()));
+    nccl_ = std::make_shared<Handle>();
+    ncclConfig_t config = non_blocking();
+    check_launch(ncclCommInitRankConfig(&nccl_->comm, size_, id, rank_, &config),
+                 describe("creating the communicator"));
+    wait_settled(nccl_, describe("creating the communicator"), timeout_seconds_);
+  } catch (...) {
+    if (nccl_) abort_nccl(*nccl_);
+    MPI_Comm_free(&mpi_);
+    throw;
+  }
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -249,17 +257,25 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   MPI_Comm group;
   LLMFT_MPI_CHECK(MPI_Comm_split(mpi_, color, key, &group));
   auto nccl = std::make_shared<Handle>();
-  ncclConfig_t config = non_blocking();
-  check_launch(ncclCommSplit(nccl_->comm, color, key, &nccl->comm, &config),
-               describe("splitting the communicator"));
-  wait_settled(nccl_, describe("splitting the communicator"), timeout_seconds_);
-  const std::string name = group_name_ + "/" + std::to_string(color);
-  std::unique_ptr<NcclCommunicator> part(
-      new NcclCommunicator(group, nccl, backend_, timeout_seconds_, name));
-  MPI_Comm_free(&group);
-  wait_settled(nccl, part->describe("joining the split communicator"), timeout_seconds_);
-  part->set_context(context_);
-  return part;
+  // On an error the split's MPI group is freed and its half-made NCCL communicator
+  // aborted (once `part` owns it, its destructor aborts it while the error unwinds).
+  try {
+    ncclConfig_t config = non_blocking();
+    check_launch(ncclCommSplit(nccl_->comm, color, key, &nccl->comm, &config),
+                 describe("splitting the communicator"));
+    wait_settled(nccl_, describe("splitting the communicator"), timeout_seconds_);
+    const std::string name = group_name_ + "/" + std::to_string(color);
+    std::unique_ptr<NcclCommunicator> part(
+        new NcclCommunicator(group, nccl, backend_, timeout_seconds_, name));
+    MPI_Comm_free(&group);
+    wait_settled(nccl, part->describe("joining the split communicator"), timeout_seconds_);
+    part->set_context(context_);
+    return part;
+  } catch (...) {
+    abort_nccl(*nccl);
+    if (group != MPI_COMM_NULL) MPI_Comm_free(&group);
+    throw;
+  }
 }
 
 std::string NcclCommunicator::describe(const char* name) const {
