@@ -98,6 +98,21 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
                     << m << " x " << k << ") x (" << (b.transposed ? b.cols : b.rows) << " x " << n
                     << ")");
   if (m == 0 || n == 0) return;
+  if (k == 0) {
+    // An empty sum (a weight gradient over no rows): c is the bias, or stays (beta 1), or
+    // is zero (beta 0); cuBLASLt is not asked for a product without an inner dimension.
+    LLMFT_REQUIRE(bias != nullptr || beta == 0.0f || beta == 1.0f,
+                  "internal: cuda gemm with k 0 and beta " << beta);
+    if (bias != nullptr) {
+      repeat_rows(c, ldc, bias, type, n, m, stream);
+    } else if (beta == 0.0f) {
+      const size_t element = dtype_size(type);
+      LLMFT_CUDA_CHECK(cudaMemset2DAsync(c, static_cast<size_t>(ldc) * element, 0,
+                                         static_cast<size_t>(m) * element, static_cast<size_t>(n),
+                                         stream));
+    }
+    return;
+  }
   const cudaDataType_t cuda_type = data_type(type);
   Operation op;
   op.set(CUBLASLT_MATMUL_DESC_TRANSA, a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
@@ -113,19 +128,39 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
   }
   const Layout layout_a(cuda_type, a.rows, a.cols, a.ld), layout_b(cuda_type, b.rows, b.cols, b.ld);
   const Layout layout_c(cuda_type, m, n, ldc);
-  const Preference preference(kWorkspaceBytes, a.data, b.data, c);
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  LLMFT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(
-      handle_, op.desc, layout_a.layout, layout_b.layout, layout_c.layout, layout_c.layout,
-      preference.preference, 1, &heuristic, &found));
-  LLMFT_REQUIRE(found > 0, "cuda gemm: cuBLASLt has no algorithm for a "
-                               << m << " x " << n << " x " << k << " " << dtype_name(type)
-                               << " product");
+  // The heuristic's choice depends only on the key's figures: asking once per key saves
+  // its tens of microseconds per product and gives one product the same algorithm (the
+  // same rounding) at every call.
+  const AlgorithmKey key{static_cast<int>(type),
+                         a.transposed,
+                         b.transposed,
+                         m,
+                         n,
+                         k,
+                         a.ld,
+                         b.ld,
+                         ldc,
+                         bias != nullptr && alignment(bias) >= kBiasAlignment,
+                         alignment(a.data),
+                         alignment(b.data),
+                         alignment(c)};
+  auto chosen = algorithms_.find(key);
+  if (chosen == algorithms_.end()) {
+    const Preference preference(kWorkspaceBytes, a.data, b.data, c);
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    LLMFT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(
+        handle_, op.desc, layout_a.layout, layout_b.layout, layout_c.layout, layout_c.layout,
+        preference.preference, 1, &heuristic, &found));
+    LLMFT_REQUIRE(found > 0, "cuda gemm: cuBLASLt has no algorithm for a "
+                                 << m << " x " << n << " x " << k << " " << dtype_name(type)
+                                 << " product");
+    chosen = algorithms_.emplace(key, heuristic.algo).first;
+  }
   const float alpha = 1.0f;
   LLMFT_CUBLAS_CHECK(cublasLtMatmul(handle_, op.desc, &alpha, a.data, layout_a.layout, b.data,
                                     layout_b.layout, &beta, c, layout_c.layout, c, layout_c.layout,
-                                    &heuristic.algo, workspace_, kWorkspaceBytes, stream));
+                                    &chosen->second, workspace_, kWorkspaceBytes, stream));
 }
 
 }  // namespace llmft::cuda

@@ -2,8 +2,8 @@
 // always accumulated in f32 (for f32 data without TF32, so an f32 run computes what the
 // CPU does), an optional bias added by the epilogue (or, when not 16-byte aligned, written
 // into c before the product adds onto it), operands of any alignment (the heuristic is
-// told each pointer's), and a workspace of a fixed, explicit size that the backend counts
-// among its fixed memory.
+// told each pointer's; its choice is kept per shape and alignment), and a workspace of a
+// fixed, explicit size that the backend counts among its fixed memory.
 // Thread-safety: one thread (one handle).
 #pragma once
 
@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <tuple>
 
 #include "core/dtype.h"
 
@@ -41,8 +43,14 @@ class Gemm {
                 float beta, const void* bias, cudaStream_t stream);
 
  private:
+  // What the heuristic is told: dtype, transposes, m, n, k, leading dimensions, the bias
+  // epilogue, and the alignment of a, b and c.
+  using AlgorithmKey = std::tuple<int, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                  int64_t, bool, uint32_t, uint32_t, uint32_t>;
+
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
+  std::map<AlgorithmKey, cublasLtMatmulAlgo_t> algorithms_;  // the heuristic's choices
 };
 
 }  // namespace llmft::cuda
