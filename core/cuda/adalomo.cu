@@ -24,12 +24,14 @@ struct Moments {
   const float* row;
   const float* col;  // null for a vector
   int64_t rows, cols;
-  float grad_scale, row_mean;
+  float grad_scale;
+  const float* row_total;  // stats[0]: the whole tensor's row total, left on the device
+  float full_rows;
 
   __host__ __device__ int64_t width() const { return col ? cols : 1; }
   __device__ float update(int64_t r, int64_t c) const {
-    return element::adalomo_update(load(g[r * width() + c]) * grad_scale, row[r], row_mean,
-                                   col ? col[c] : 0.0f, col != nullptr);
+    return element::adalomo_update(load(g[r * width() + c]) * grad_scale, row[r],
+                                   *row_total / full_rows, col ? col[c] : 0.0f, col != nullptr);
   }
 };
 
@@ -150,24 +152,21 @@ void adalomo_moments(float* row_state, float* col_state, float* stats, const flo
 
 namespace {
 
-// The passes' view of a slice: its row mean from stats[0] (the whole tensor's row total),
-// read on the host after the moments pass (the Engine synchronises between passes when
-// it sums statistics over a group; otherwise this copy waits for the pass).
+// The passes' view of a slice: its row mean is stats[0] (the whole tensor's row total,
+// which the moments pass and, across a group, the Engine's sum leave there) over the full
+// rows, read by the kernels on the device, so no pass waits on the host.
 template <typename G>
 Moments<G> moments_of(const void* grad, const float* row_state, const float* col_state,
                       int64_t rows, int64_t cols, int64_t full_rows, float grad_scale,
-                      const float* stats, cudaStream_t stream) {
-  float row_total = 0.0f;
-  LLMFT_CUDA_CHECK(
-      cudaMemcpyAsync(&row_total, stats, sizeof(float), cudaMemcpyDeviceToHost, stream));
-  LLMFT_CUDA_CHECK(cudaStreamSynchronize(stream));
+                      const float* stats) {
   return Moments<G>{static_cast<const G*>(grad),
                     row_state,
                     cols ? col_state : nullptr,
                     rows,
                     cols,
                     grad_scale,
-                    row_total / static_cast<float>(full_rows)};
+                    stats,
+                    static_cast<float>(full_rows)};
 }
 
 }  // namespace
@@ -180,8 +179,8 @@ void adalomo_norms(float* stats, const void* param, DType param_type, const void
     dispatch_float(grad_type, [&](auto g) {
       using P = decltype(p);
       using G = decltype(g);
-      const Moments<G> m = moments_of<G>(grad, row_state, col_state, rows, cols, full_rows,
-                                         grad_scale, stats, stream);
+      const Moments<G> m =
+          moments_of<G>(grad, row_state, col_state, rows, cols, full_rows, grad_scale, stats);
       norm_partials<<<kSumBlocks, kThreads, 0, stream>>>(partials, static_cast<const P*>(param), m);
     });
   });
@@ -198,8 +197,8 @@ void adalomo_apply(void* param, DType param_type, const void* grad, DType grad_t
     dispatch_float(grad_type, [&](auto g) {
       using P = decltype(p);
       using G = decltype(g);
-      const Moments<G> m = moments_of<G>(grad, row_state, col_state, rows, cols, full_rows,
-                                         grad_scale, stats, stream);
+      const Moments<G> m =
+          moments_of<G>(grad, row_state, col_state, rows, cols, full_rows, grad_scale, stats);
       if (rows * m.width() == 0) return;
       apply_kernel<<<blocks_for(rows * m.width(), kThreads), kThreads, 0, stream>>>(
           static_cast<P*>(param), m, stats, static_cast<double>(full_numel), lr, weight_decay);
