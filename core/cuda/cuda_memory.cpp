@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "core/byte_size.h"
 #include "core/cuda/cuda_check.h"
 #include "core/error.h"
@@ -46,21 +48,42 @@ void CudaMemory::release(void* ptr, size_t bytes) {
   ranges_.release(reinterpret_cast<uintptr_t>(ptr), rounded_allocation(bytes));
 }
 
+PinnedHostMemory::~PinnedHostMemory() {
+  // A destructor cannot throw; freeing fails only when the context is already gone.
+  for (const auto& chunk : chunks_) cudaFreeHost(chunk->base);
+}
+
 void* PinnedHostMemory::allocate(size_t bytes) {
-  void* ptr = nullptr;
-  const cudaError_t code = cudaHostAlloc(&ptr, rounded_allocation(bytes), cudaHostAllocDefault);
+  constexpr size_t kChunkBytes = size_t{64} << 20;
+  const size_t rounded = rounded_allocation(bytes);
+  for (const auto& chunk : chunks_) {
+    if (const uintptr_t start = chunk->ranges.allocate(rounded)) {
+      return reinterpret_cast<void*>(start);
+    }
+  }
+  const size_t size = std::max(rounded, kChunkBytes);
+  void* base = nullptr;
+  const cudaError_t code = cudaHostAlloc(&base, size, cudaHostAllocDefault);
   LLMFT_REQUIRE(code != cudaErrorMemoryAllocation,
-                "cuda: could not pin " << format_bytes(rounded_allocation(bytes))
+                "cuda: could not pin " << format_bytes(size)
                                        << " of host memory for the offloaded optimizer; lower "
                                           "--host-memory or raise the locked-memory limit "
                                           "(ulimit -l)");
   LLMFT_CUDA_CHECK(code);
-  return ptr;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(base);
+  chunks_.push_back(std::make_unique<Chunk>(Chunk{base, RangeAllocator(start, size)}));
+  return reinterpret_cast<void*>(chunks_.back()->ranges.allocate(rounded));
 }
 
-void PinnedHostMemory::release(void* ptr, size_t) {
-  // A release cannot throw; freeing fails only when the context is already gone.
-  cudaFreeHost(ptr);
+void PinnedHostMemory::release(void* ptr, size_t bytes) {
+  const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
+  for (const auto& chunk : chunks_) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(chunk->base);
+    if (start >= base && start < base + chunk->ranges.size()) {
+      chunk->ranges.release(start, rounded_allocation(bytes));
+      return;
+    }
+  }
 }
 
 }  // namespace llmft
