@@ -124,11 +124,12 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
   try {
     LLMFT_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
     LLMFT_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
+    LLMFT_CUDA_CHECK(cudaSetDevice(backend_.device()));
+    LLMFT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     if (nccl_) return;  // made by split()
     ncclUniqueId id;
     if (rank_ == 0) check_launch(ncclGetUniqueId(&id), "making the unique id");
     LLMFT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_));
-    LLMFT_CUDA_CHECK(cudaSetDevice(backend_.device()));
     nccl_ = std::make_shared<Handle>();
     ncclConfig_t config = non_blocking();
     check_launch(ncclCommInitRankConfig(&nccl_->comm, size_, id, rank_, &config),
@@ -136,16 +137,31 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
     wait_settled(nccl_, describe("creating the communicator"), timeout_seconds_);
   } catch (...) {
     if (nccl_) abort_nccl(*nccl_);
+    if (stream_) cudaStreamDestroy(stream_);
     MPI_Comm_free(&mpi_);
     throw;
   }
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  // Destroying waits for the communicator's queued collectives, which may never finish
+  // Finalizing waits for the communicator's queued collectives, which may never finish
   // while an error unwinds (another group's wait failed): abort instead.
   if (std::uncaught_exceptions() > 0) abort_nccl(*nccl_);
-  if (!nccl_->aborted && ncclCommDestroy(nccl_->comm) != ncclSuccess) abort_nccl(*nccl_);
+  if (!nccl_->aborted) {
+    // Non-blocking: finalize flushes what is queued (in progress until done, within the
+    // timeout), then destroy frees the local resources; a failure on the way aborts.
+    try {
+      check_launch(ncclCommFinalize(nccl_->comm), describe("finalizing the communicator"));
+      wait_settled(nccl_, describe("finalizing the communicator"), timeout_seconds_);
+    } catch (const std::exception&) {
+      abort_nccl(*nccl_);
+    }
+    if (!nccl_->aborted) ncclCommDestroy(nccl_->comm);
+  }
+  // Requests that outlive the communicator find it gone instead of a freed handle.
+  nccl_->aborted = true;
+  nccl_->comm = nullptr;
+  cudaStreamDestroy(stream_);  // what it still runs finishes first
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&mpi_);
@@ -155,11 +171,12 @@ template <typename Launch>
 std::unique_ptr<CommRequest> NcclCommunicator::run(Collective collective, size_t bytes,
                                                    Launch&& launch) {
   const std::string description = describe(collective_name(collective));
+  LLMFT_REQUIRE(!nccl_->aborted, "NCCL: " << description << ": the communicator was aborted");
   CollectiveCounter& counter = counters_[static_cast<int>(collective)];
   counter.calls += 1;
   counter.bytes += static_cast<int64_t>(bytes);
   const cudaStream_t compute = backend_.compute_stream();
-  const cudaStream_t communication = backend_.communication_stream();
+  const cudaStream_t communication = stream_;
   // The collective reads what the compute stream has queued so far.
   const cudaEvent_t ready = new_event();
   LLMFT_CUDA_CHECK(cudaEventRecord(ready, compute));
