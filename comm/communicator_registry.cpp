@@ -1,6 +1,7 @@
 #include "comm/communicator_registry.h"
 
 #include "comm/mpi_communicator.h"
+#include "comm/mpi_runtime.h"
 #include "comm/staged_communicator.h"
 #include "core/error.h"
 
@@ -22,8 +23,8 @@ std::unique_ptr<Communicator> nccl_world(const std::string& name, double timeout
                   "--comm nccl needs --device cuda (NCCL moves GPU memory); "
                   "use --comm mpi or auto");
     LLMFT_REQUIRE(!shared_device,
-                  "--comm nccl: NCCL cannot run two ranks on one GPU "
-                  "(--share-devices); use --comm mpi or auto");
+                  "--comm nccl: NCCL cannot run two ranks on one GPU, and ranks of this job "
+                  "share one (--share-devices); use --comm mpi or auto");
   }
   if ((name == "nccl" || name == "auto") && cuda != nullptr && !shared_device) {
     return std::make_unique<NcclCommunicator>(MPI_COMM_WORLD, *cuda, timeout_seconds);
@@ -56,9 +57,14 @@ void require_communicator(const std::string& name) {
 }
 
 std::unique_ptr<Communicator> make_world_communicator(const std::string& name,
-                                                      double timeout_seconds, Backend& backend,
-                                                      bool shared_device) {
+                                                      double timeout_seconds, Backend& backend) {
   require_communicator(name);
+  // Every rank must choose the same kind: one rank sharing its GPU keeps all off NCCL.
+  const int sharing_here = backend.ranks_sharing_device() > 1 ? 1 : 0;
+  int sharing_anywhere = 0;
+  LLMFT_MPI_CHECK(
+      MPI_Allreduce(&sharing_here, &sharing_anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  const bool shared_device = sharing_anywhere != 0;
   if (auto nccl = nccl_world(name, timeout_seconds, backend, shared_device)) return nccl;
   auto mpi = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, timeout_seconds);
   if (backend.host_memory()) return mpi;

@@ -24,11 +24,12 @@ std::vector<std::string> available_communicators();
 void require_communicator(const std::string& name);
 
 // The world communicator of kind `name` for tensors of `backend`, every collective
-// bounded by timeout_seconds; `shared_device`: other ranks use this rank's GPU too.
-// Collective over the job's ranks. Throws llmft::Error naming the kind, why it cannot
-// serve, and what to use. REQUIRES: MPI is initialised (it bootstraps every kind).
+// bounded by timeout_seconds. Where any rank's GPU runs other ranks too
+// (backend.ranks_sharing_device(), agreed over the world first), every rank takes the
+// staged MPI path, which NCCL cannot replace. Collective over the job's ranks. Throws llmft::Error
+// naming the kind, why it cannot serve, and what to use. REQUIRES: MPI is initialised (it
+// bootstraps every kind).
 std::unique_ptr<Communicator> make_world_communicator(const std::string& name,
-                                                      double timeout_seconds, Backend& backend,
-                                                      bool shared_device);
+                                                      double timeout_seconds, Backend& backend);
 
 }  // namespace llmft

@@ -69,6 +69,9 @@ class Backend {
   // fixed overhead, communicators' buffers and whatever the runtime allocated since), this
   // rank's share where ranks share the device. Optional: the two figures above.
   virtual size_t memory_outside_allocator() { return fixed_overhead() + communicator_overhead(); }
+  // How many ranks (this one included) run on this rank's device: more than 1 only where
+  // ranks were allowed to share a GPU and do. Optional: 1.
+  virtual int ranks_sharing_device() const { return 1; }
   // Whether tensors live in host memory that any host code (MPI) may read and write.
   virtual bool host_memory() const { return true; }
   // Host memory this device copies to and from fastest (pinned on CUDA), for what a run

@@ -104,7 +104,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
 
   EngineOptions engine_options = engine_options_from(o);
   const size_t requested_memory = parse_byte_size(o.device_memory, "--device-memory");
-  NodePlacement placement{mpi.local_rank(), mpi.local_size(), o.share_devices, {}};
+  NodePlacement placement{mpi.local_rank(), mpi.local_size(), o.share_devices, {}, {}};
   if (mpi.local_size() > 1) {
     placement.node_gather = [&mpi](const std::string& value) { return mpi.node_gather(value); };
     if (o.share_devices) placement.node_barrier = [&mpi] { mpi.node_barrier(); };
@@ -115,7 +115,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   // beside it and measured (Backend::communicator_overhead).
   std::unique_ptr<Communicator> world;
   if (mpi.size() > 1) {
-    world = make_world_communicator(o.comm, o.comm_timeout, *backend, o.share_devices);
+    world = make_world_communicator(o.comm, o.comm_timeout, *backend);
     world->warm_up(engine_options.dtype);
   }
   if (o.threads > 0) backend->set_threads(o.threads);

@@ -55,12 +55,12 @@ class CudaBackend : public Backend {
   size_t fixed_overhead() const override { return fixed_overhead_; }
   size_t communicator_overhead() const override { return communicator_overhead_; }
   size_t memory_outside_allocator() override;
+  int ranks_sharing_device() const override { return ranks_sharing_; }
   bool host_memory() const override { return false; }
   DeviceMemory& host_pool_memory() override { return pinned_; }
   void synchronize() override;
-  // The streams behind Queue::compute and Queue::communication (for NCCL).
+  // The stream behind Queue::compute (NCCL communicators order their own streams after it).
   cudaStream_t compute_stream() const { return compute_; }
-  cudaStream_t communication_stream() const { return communication_; }
   int device() const { return device_; }
 
   std::unique_ptr<Event> create_event() override;

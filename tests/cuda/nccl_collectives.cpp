@@ -33,7 +33,7 @@ MpiRuntime* runtime = nullptr;
 
 std::unique_ptr<Backend> gpu() {
   return make_backend("cuda",
-                      NodePlacement{runtime->local_rank(), runtime->local_size(), false, {}},
+                      NodePlacement{runtime->local_rank(), runtime->local_size(), false, {}, {}},
                       size_t{256} << 20);
 }
 
