@@ -33,7 +33,7 @@ const int32_t* i32(const Tensor& t) {
 
 // Rows and width of a tensor seen as (N, last dim).
 int64_t rows(const Tensor& t) {
-  return t.numel() / t.dim(-1);
+  return t.dim(-1) == 0 ? 0 : t.numel() / t.dim(-1);  // a slice of no columns has no rows
 }
 
 }  // namespace

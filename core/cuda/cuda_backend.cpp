@@ -38,7 +38,7 @@ const int32_t* i32(const Tensor& t) {
 
 // Rows and width of a tensor seen as (N, last dim).
 int64_t rows(const Tensor& t) {
-  return t.numel() / t.dim(-1);
+  return t.dim(-1) == 0 ? 0 : t.numel() / t.dim(-1);  // a slice of no columns has no rows
 }
 
 // The common dtype of tensors that must share one (undefined ones are skipped).
@@ -54,6 +54,15 @@ DType same_dtype(std::initializer_list<const Tensor*> tensors, const char* hook)
     first = false;
   }
   return dtype;
+}
+
+// Attention's kernels put sequences and heads on the grid's y and z axes (65535 at most).
+void require_attention_grid(int64_t sequences, int n_head) {
+  constexpr int64_t kGridLimit = 65535;
+  LLMFT_REQUIRE(sequences <= kGridLimit && n_head <= kGridLimit,
+                "cuda backend: attention over " << sequences << " sequences of " << n_head
+                                                << " heads; at most " << kGridLimit
+                                                << " of each in one call (lower --micro-batch)");
 }
 
 int64_t adalomo_cols(const Tensor& t) {
@@ -154,70 +163,82 @@ std::string CudaBackend::describe() const {
 
 void CudaBackend::launch_every_kernel() {
   // Tiny tensors in a scratch of their own: B 1, T 2, H 2, KVH 1, D 4, C 8, V 8; attention
-  // again at each head size the tensor-core kernels take.
+  // again at each head size the tensor-core kernels take. Every output has a slot of its
+  // own, so that no warm-up kernel races with itself (compute-sanitizer's racecheck runs
+  // over the conformance tests, and a backend built in one would report this).
   const int64_t B = 1, T = 2, H = 2, KVH = 1, D = 4, C = H * D, W = (H + 2 * KVH) * D, V = 8;
   void* scratch = nullptr;
-  const size_t slot = 4096;
-  LLMFT_CUDA_CHECK(cudaMalloc(&scratch, 32 * slot));
-  LLMFT_CUDA_CHECK(cudaMemset(scratch, 0, 32 * slot));
-  int next = 0;
+  constexpr size_t kSlot = 4096, kSlots = 48;
+  LLMFT_CUDA_CHECK(cudaMalloc(&scratch, kSlots * kSlot));
+  // On the compute queue: a plain cudaMemset runs on the legacy default stream, which the
+  // non-blocking compute stream does not wait for.
+  LLMFT_CUDA_CHECK(cudaMemsetAsync(scratch, 0, kSlots * kSlot, compute_));
+  size_t next = 0;
   auto take = [&](DType dtype, Shape shape) {
-    return Tensor(static_cast<char*>(scratch) + slot * next++, dtype, std::move(shape));
+    LLMFT_REQUIRE(next < kSlots, "internal: the kernel warm-up needs more scratch slots");
+    return Tensor(static_cast<char*>(scratch) + kSlot * next++, dtype, std::move(shape));
   };
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
     next = 0;
     const Tensor x = take(dtype, {B * T, C}), y = take(dtype, {B * T, C}), w = take(dtype, {C, C});
-    const Tensor bias = take(dtype, {C}), stat = take(DType::f32, {B * T});
+    const Tensor dx = take(dtype, {B * T, C}), dw = take(dtype, {C, C});
+    const Tensor bias = take(dtype, {C}), dbias = take(dtype, {C}), dgamma = take(dtype, {C});
+    const Tensor stat = take(DType::f32, {B * T});
     const Tensor stat2 = take(DType::f32, {B * T}), tokens = take(DType::i32, {B, T});
-    const Tensor qkv = take(dtype, {B, T, W}), att = take(dtype, {B * T, C});
+    const Tensor qkv = take(dtype, {B, T, W}), dqkv = take(dtype, {B, T, W});
+    const Tensor att = take(dtype, {B * T, C}).reshaped({B, T, C});
     const Tensor lse = take(DType::f32, {B, H, T}), logits = take(dtype, {B * T, V});
     const Tensor stats = take(DType::f32, {3, B * T}), scalar = take(DType::f32, {3});
     const Tensor master = take(DType::f32, {C}), m = take(DType::f32, {C}),
                  v = take(DType::f32, {C});
-    const Tensor gate_up = take(dtype, {B * T, 2 * C}), rows_state = take(DType::f32, {C});
-    const Tensor cols_state = take(DType::f32, {C});
+    const Tensor gate_up = take(dtype, {B * T, 2 * C}), dgate_up = take(dtype, {B * T, 2 * C});
+    const Tensor rows_state = take(DType::f32, {C}), cols_state = take(DType::f32, {C});
     fill(x, 0.5f);
     convert(y, x);
     add_inplace(y, x);
     linear_forward(y, x, w, bias);
     linear_forward(y, x, w, take(dtype, {C + 1}).view(1, {C}));  // a bias off the epilogue
-    linear_backward(x, true, w, bias, y, x, w);
-    embedding_forward(x.reshaped({B, T, C}), tokens, w, w, 0, 0);
-    embedding_backward(w, w, x.reshaped({B, T, C}), tokens, 0);
+    // Operands off cuBLASLt's 16-byte alignment, as a piece of a unit's flat parameters
+    // may start: the heuristic must still find an algorithm.
+    const Tensor odd_x = take(dtype, {B * T * C + 1}).view(1, {B * T, C});
+    const Tensor odd_w = take(dtype, {C * C + 1}).view(1, {C, C});
+    linear_forward(take(dtype, {B * T * C + 1}).view(1, {B * T, C}), odd_x, odd_w, Tensor());
+    linear_backward(dx, true, dw, dbias, y, x, w);
+    embedding_forward(y.reshaped({B, T, C}), tokens, w, x, 0, 0);
+    embedding_backward(dw, dx, x.reshaped({B, T, C}), tokens, 0);
     layernorm_forward(y, stat, stat2, x, bias, bias, 1e-5f);
-    layernorm_backward(x, bias, bias, y, x, bias, stat, stat2);
+    layernorm_backward(dx, dgamma, dbias, y, x, bias, stat, stat2);
     rmsnorm_forward(y, stat, x, bias, 1e-5f);
-    rmsnorm_backward(x, bias, y, x, bias, stat);
+    rmsnorm_backward(dx, dgamma, y, x, bias, stat);
     const RopeFrequencies freqs = rope_frequencies(10000.0f, RopeScaling{}, static_cast<int>(D));
     rope_forward(qkv, static_cast<int>(H), static_cast<int>(KVH), freqs, 0);
     rope_backward(qkv, static_cast<int>(H), static_cast<int>(KVH), freqs, 0);
-    attention_forward(att.reshaped({B, T, C}), lse, qkv, static_cast<int>(H), static_cast<int>(KVH),
-                      0);
-    attention_backward(qkv, att.reshaped({B, T, C}), qkv, att.reshaped({B, T, C}), lse,
-                       static_cast<int>(H), static_cast<int>(KVH));
+    attention_forward(att, lse, qkv, static_cast<int>(H), static_cast<int>(KVH), 0);
+    attention_backward(dqkv, att, qkv, att, lse, static_cast<int>(H), static_cast<int>(KVH));
     for (int64_t head : cuda::kTensorCoreHeadDims) {  // bf16/fp16 take the tensor-core kernels
       const Tensor head_qkv = take(dtype, {B, T, (H + 2 * KVH) * head});
+      const Tensor head_dqkv = take(dtype, {B, T, (H + 2 * KVH) * head});
       const Tensor head_out = take(dtype, {B, T, H * head});
       attention_forward(head_out, lse, head_qkv, static_cast<int>(H), static_cast<int>(KVH), 0);
-      attention_backward(head_qkv, head_out, head_qkv, head_out, lse, static_cast<int>(H),
+      attention_backward(head_dqkv, head_out, head_qkv, head_out, lse, static_cast<int>(H),
                          static_cast<int>(KVH));
     }
     gelu_forward(y, x);
-    gelu_backward(x, y, x);
+    gelu_backward(dx, y, x);
     swiglu_forward(y, gate_up);
-    swiglu_backward(gate_up, gate_up, y);
+    swiglu_backward(dgate_up, gate_up, y);
     cross_entropy_max(stats, logits, V);
     cross_entropy_sums(stats, logits, tokens.reshaped({B * T}), 0, V);
     cross_entropy_finish(logits, scalar.view(0, {1}), stats, tokens.reshaped({B * T}), 0, V, 1.0f);
     sum_squares(scalar.view(0, {1}), x);
     adamw_update(master, bias, m, v, 0.0f, 0.9f, 0.99f, 1e-8f, 0.0f, 1.0f, 1.0f, 1.0f);
-    sgd_update(bias, bias, m, 0.0f, 0.9f, 0.0f, 1.0f);
-    const Tensor matrix = w.view(0, {H, D});
-    adalomo_square_sums(rows_state.view(0, {H}), cols_state.view(0, {D}), matrix, 1.0f);
+    sgd_update(bias, dbias, m, 0.0f, 0.9f, 0.0f, 1.0f);
+    const Tensor matrix = w.view(0, {H, D}), dmatrix = dw.view(0, {H, D});
+    adalomo_square_sums(rows_state.view(0, {H}), cols_state.view(0, {D}), dmatrix, 1.0f);
     adalomo_moments(m.view(0, {H}), v.view(0, {D}), scalar, rows_state.view(0, {H}),
                     cols_state.view(0, {D}), H, D, 0.5f);
-    adalomo_norms(scalar, matrix, matrix, m.view(0, {H}), v.view(0, {D}), H, 1.0f);
-    adalomo_apply(matrix, matrix, m.view(0, {H}), v.view(0, {D}), scalar, H, H * D, 0.0f, 0.0f,
+    adalomo_norms(scalar, matrix, dmatrix, m.view(0, {H}), v.view(0, {D}), H, 1.0f);
+    adalomo_apply(matrix, dmatrix, m.view(0, {H}), v.view(0, {D}), scalar, H, H * D, 0.0f, 0.0f,
                   1.0f);
   }
   synchronize();
@@ -367,6 +388,7 @@ void CudaBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_he
   const DType dtype = same_dtype({&out, &qkv}, "attention_forward");
   const int64_t B = qkv.dim(0), D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
   const int64_t T = out.numel() / (B * n_head * D);
+  require_attention_grid(B, n_head);
   cuda::attention_forward(out.data, f32(lse), qkv.data, dtype, B, T, n_head, n_kv_head, D,
                           qkv.dim(1), first_query, compute_);
 }
@@ -375,6 +397,7 @@ void CudaBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tenso
                                      int n_head, int n_kv_head) {
   const DType dtype = same_dtype({&dqkv, &dout, &qkv, &out}, "attention_backward");
   const int64_t D = out.dim(-1) / n_head;
+  require_attention_grid(qkv.dim(0), n_head);
   cuda::attention_backward(dqkv.data, dout.data, qkv.data, out.data, f32(lse), dtype, qkv.dim(0),
                            qkv.dim(1), n_head, n_kv_head, D, compute_);
 }
