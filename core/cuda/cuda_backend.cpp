@@ -116,6 +116,11 @@ CudaMemory& CudaBackend::slab() {
     communicator_overhead_ = total - free > fixed_overhead_ ? total - free - fixed_overhead_ : 0;
     available = free > kRuntimeReserve ? free - kRuntimeReserve : 0;
   }
+  LLMFT_REQUIRE(available > 0,
+                "cuda:" << device_ << ": no device memory is free after the runtime's "
+                        << format_bytes(fixed_overhead_ + kRuntimeReserve)
+                        << " and the communicators' " << format_bytes(communicator_overhead_)
+                        << "; end the other processes on this GPU");
   LLMFT_REQUIRE(requested_bytes_ <= available,
                 "--device-memory "
                     << format_bytes(requested_bytes_) << " is more than the "
