@@ -148,6 +148,12 @@ TEST_CASE("linear layers, forward and backward, with and without bias") {
     p.cpu.linear_backward(dx.cpu, true, dw.cpu, db.cpu, dout.cpu, x.cpu, w.cpu);
     p.gpu->linear_backward(dx.gpu, true, dw.gpu, db.gpu, dout.gpu, x.gpu, w.gpu);
     p.expect_close({dx, dw, db}, "linear_backward");
+    // Over no rows (a rank's empty slice): the gradients it adds to stay as they were; the
+    // weight gradient's product has no inner dimension.
+    auto no_rows = p.random(dt, {0, OC}), no_inputs = p.random(dt, {0, C});
+    p.cpu.linear_backward(no_inputs.cpu, false, dw.cpu, db.cpu, no_rows.cpu, no_inputs.cpu, w.cpu);
+    p.gpu->linear_backward(no_inputs.gpu, false, dw.gpu, db.gpu, no_rows.gpu, no_inputs.gpu, w.gpu);
+    p.expect_close({dw, db}, "linear_backward over no rows");
   }
 }
 
