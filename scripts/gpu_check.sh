@@ -61,7 +61,8 @@ check "$build/llmft" --device cuda --model llama-tiny --data /tmp/val.tok --val-
 step "several ranks on the one GPU (MPI through host copies), and NCCL with one rank"
 mpi_flags=(--oversubscribe)
 if [[ $(id -u) -eq 0 ]]; then mpi_flags+=(--allow-run-as-root); fi
-# 1, 2 and 4 ranks: accumulation, DDP, tp 2, ZeRO-3, LOMO: the same loss curves.
+# 1, 2 and 4 ranks: accumulation, DDP, tp 2, ZeRO-1/2/3, dp 2 x tp 2, LOMO: the same loss
+# curves, every run's allocator peak equal to the prediction and its device peak within 2%.
 check env LLMFT_TEST_DEVICE=cuda bash "$root/tests/launch/layout_invariance.sh" "$build/llmft" \
   "$root" /tmp/layout_invariance_cuda mpiexec "${mpi_flags[@]}"
 check mpiexec -n 1 "${mpi_flags[@]}" "$build/tests/nccl_tests"

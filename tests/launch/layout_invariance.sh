@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The layout does not change what a run trains on: for one seed and one global batch of 4
-# windows, the llmft binary's loss curves under seven layouts (1 rank: micro-batch 4;
+# windows, the llmft binary's loss curves under nine layouts (1 rank: micro-batch 4;
 # 2 x 2 accumulated; 1 x 4 accumulated; 2 ranks: micro-batch 2; 1 x 2 accumulated;
-# tensor-parallel 2 x micro-batch 4; 4 ranks: ZeRO-3 x micro-batch 1) agree within
-# tests/support/parity.h's fp32 tolerance, for AdamW on plain text and on prompt/response
-# data (masked prompts: windows hold different numbers of targets, and the loss is the
-# mean over the global batch's targets in every layout), and for LOMO in the layouts it
-# allows (it cannot accumulate). Prints the curves side by side.
+# tensor-parallel 2 x micro-batch 4; ZeRO-1 x 1 x 2 accumulated; 4 ranks: ZeRO-3 x
+# micro-batch 1; dp 2 x tp 2 with ZeRO-2) agree within tests/support/parity.h's fp32
+# tolerance, for AdamW on plain text and on prompt/response data (masked prompts: windows
+# hold different numbers of targets, and the loss is the mean over the global batch's
+# targets in every layout), and for LOMO in the layouts it allows (it cannot accumulate).
+# Every run's worst-rank allocator peak equals the memory model's prediction (a dry run of
+# the same allocations: exact), and its measured device peak is within 2% of the
+# predicted one (on a GPU, cudaMemGetInfo's figure beside the allocator's; on CPU ranks
+# the two are the allocator's). Prints the curves side by side.
 # With LLMFT_TEST_DEVICE=cuda every run is on the GPU, the ranks sharing it
 # (--share-devices: MPI through host copies); where the machine has no GPU (no driver, no
 # device, a build without CUDA) the script exits 77 (skipped).
@@ -47,7 +51,30 @@ layouts=(
   "2r-mb1x2|2|--micro-batch 1 --grad-accum 2"
   "2r-tp2-mb4|2|--tp 2 --micro-batch 4"
   "4r-zero3-mb1|4|--zero 3 --micro-batch 1"
+  "2r-zero1-mb1x2|2|--zero 1 --micro-batch 1 --grad-accum 2"
+  "4r-dp2-tp2-zero2-mb2|4|--tp 2 --zero 2 --micro-batch 2"
 )
+
+# check_memory DIR NAME: the run's last step's peaks against the predictions.
+check_memory() {
+  local metrics=$1/$2.jsonl
+  local line
+  line=$(tail -n 1 "$metrics")
+  field() { echo "$line" | sed -E "s/.*\"$1\":([0-9]+).*/\1/"; }
+  local allocator predicted device predicted_device
+  allocator=$(field worst_rank_peak_memory_bytes)
+  predicted=$(field predicted_peak_memory_bytes)
+  device=$(field worst_rank_device_peak_bytes)
+  predicted_device=$(field predicted_device_peak_bytes)
+  if [[ $allocator != "$predicted" ]]; then
+    echo "FAILED: $2: worst-rank allocator peak $allocator bytes, predicted $predicted"
+    failed=1
+  elif awk -v m="$device" -v p="$predicted_device" \
+    'BEGIN { d = m - p; if (d < 0) d = -d; exit !(d > 0.02 * p) }'; then
+    echo "FAILED: $2: worst-rank device peak $device bytes, predicted $predicted_device (over 2%)"
+    failed=1
+  fi
+}
 
 # run_curves LABEL DATA OPTIMIZER LR: trains every layout the optimizer allows, writes
 # one loss per line to WORK/LABEL/LAYOUT.loss, and compares each curve with the first.
@@ -65,6 +92,7 @@ run_curves() {
       --threads 1 --log-every 100 --metrics "$dir/$name.jsonl" $options > "$dir/$name.log" 2>&1 ||
       { echo "FAILED: $label $name exited non-zero:"; cat "$dir/$name.log"; exit 1; }
     sed -E 's/.*"loss":([^,]*),.*/\1/' "$dir/$name.jsonl" > "$dir/$name.loss"
+    check_memory "$dir" "$name"
     names+=("$name")
   done
   echo "$label: loss per step"
