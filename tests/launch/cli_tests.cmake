@@ -180,7 +180,8 @@ add_test(NAME ablate_script COMMAND bash -c
 set_tests_properties(ablate_script PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 300)
 
 # The windows a step trains on and its loss do not depend on the layout: nine layouts on
-# 1, 2 and 4 ranks give the same loss curves and predicted peaks (tests/launch/layout_invariance.sh).
+# 1, 2 and 4 ranks give the same loss curves and predicted peaks
+# (tests/launch/layout_invariance.sh).
 add_test(NAME layout_invariance COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/layout_invariance.sh
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/layout_invariance
   ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
