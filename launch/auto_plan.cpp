@@ -1,5 +1,6 @@
 #include "launch/auto_plan.h"
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "launch/calibration_cache.h"
 #include "launch/plan_json.h"
 #include "launch/plan_options.h"
+#include "parallel/planner/benchmark_tools.h"
 #include "parallel/planner/device_benchmark.h"
 #include "parallel/planner/kernel_benchmark.h"
 #include "parallel/planner/plan_table.h"
@@ -130,6 +132,37 @@ Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
   return measured;
 }
 
+// The smallest of `bytes` over `world`, in whole MiB (exact in the f32 a host value travels
+// in): ranks whose memory differs (a GPU's free memory, a node's RAM) plan for the smallest.
+size_t smallest_on_any_rank(Backend& backend, Allocator& allocator, Communicator* world,
+                            size_t bytes) {
+  if (!world) return bytes;
+  constexpr double kMiB = 1 << 20;
+  const double mib = std::floor(static_cast<double>(bytes) / kMiB);
+  return static_cast<size_t>(-group_max(backend, allocator, world, -mib)) * (size_t{1} << 20);
+}
+
+// Rank 0's `layout` on every rank of `world`: every rank plans from the same figures and
+// should choose alike, but the job must not depend on it (mismatched layouts would pair
+// collectives that do not match).
+Layout lead_layout(Backend& backend, Allocator& allocator, Communicator* world, Layout layout) {
+  if (!world) return layout;
+  float fields[8] = {
+      static_cast<float>(layout.dp),          static_cast<float>(layout.tp),
+      static_cast<float>(layout.zero_stage),  static_cast<float>(layout.micro_batch),
+      static_cast<float>(layout.grad_accum),  static_cast<float>(layout.checkpointed_blocks),
+      layout.offload_optimizer ? 1.0f : 0.0f, layout.sequence_parallel ? 1.0f : 0.0f};
+  Buffer buf = allocator.allocate(sizeof(fields), MemoryCategory::comm_buffers, "chosen layout");
+  const Tensor t = buf.as(DType::f32, {8});
+  backend.copy_to_device(t, fields);
+  world->broadcast(t, 0)->wait();
+  backend.copy_to_host(fields, t);
+  return Layout{static_cast<int>(fields[0]), static_cast<int>(fields[1]),
+                static_cast<int>(fields[2]), static_cast<int>(fields[3]),
+                static_cast<int>(fields[4]), static_cast<int>(fields[5]),
+                fields[6] != 0.0f,           fields[7] != 0.0f};
+}
+
 }  // namespace
 
 Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const ModelConfig& config,
@@ -141,13 +174,19 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   if (node && node->size() > 1) node->warm_up(parse_dtype(o.dtype));
   PlanRequest request;
   request.device = base_device(o, backend, node ? node->size() : 1);
+  Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
+  // Every rank plans from the same figures: the smallest memory of any rank; calibrations
+  // are the slowest rank's or node's already.
+  request.device.memory_bytes =
+      smallest_on_any_rank(backend, allocator, world, request.device.memory_bytes);
+  request.device.host_memory_bytes =
+      smallest_on_any_rank(backend, allocator, world, request.device.host_memory_bytes);
   if (!o.no_calibrate) {
     request.device = calibrated(
         request.device, calibrate(backend, world, node.get(), request.device.name,
                                   compute_dtype(backend.compute_rule(), parse_dtype(o.dtype)),
                                   world_size, o.threads));
     // The run's own shapes and length, measured every time (milliseconds).
-    Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
     request.device.attention =
         measure_attention(backend, allocator, world, config, o.seq_len, parse_dtype(o.dtype));
     request.device.kernel_rates = measure_kernel_rates(backend, allocator, world, config, o.seq_len,
@@ -180,7 +219,7 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
       io::write_file_atomically(o.plan_json, plan_json(request, result).dump() + "\n");
     }
   }
-  return chosen_layout(request, result).layout;
+  return lead_layout(backend, allocator, world, chosen_layout(request, result).layout);
 }
 
 void apply_layout(TrainOptions& o, const Layout& layout) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <utility>
 
 #include "core/compute_dtype.h"
@@ -146,6 +147,21 @@ Link measure_link(Backend& backend, Allocator& allocator, Communicator& group) {
               measure_rate(backend, allocator, group, Collective::all_gather)};
 }
 
+// The slowest node's `mine` on every rank of `world` (the largest latency, the smallest
+// bandwidth of each collective): nodes measure their own links, and every rank must plan
+// from the same figures to choose the same layout. Unknown where no node measured one.
+Link slowest_link(Backend& backend, Allocator& allocator, Communicator& world, const Link& mine) {
+  if (group_max(backend, allocator, &world, mine.known() ? 1.0 : 0.0) == 0) return Link{};
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  const bool known = mine.known();
+  // Braced initialisers evaluate in order, so every rank reduces the same figures in turn.
+  const auto slowest = [&](const CollectiveRate& rate) {
+    return CollectiveRate{-group_max(backend, allocator, &world, known ? -rate.bandwidth : -kNone),
+                          group_max(backend, allocator, &world, known ? rate.latency_s : 0.0)};
+  };
+  return Link{slowest(mine.all_reduce), slowest(mine.reduce_scatter), slowest(mine.all_gather)};
+}
+
 }  // namespace
 
 std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocator,
@@ -203,6 +219,7 @@ Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator
   measure_gemm(backend, allocator, world, gemm_dtype, c);
   measure_kernels(backend, allocator, world, c);
   if (node && node->size() > 1) c.intra_node = measure_link(backend, allocator, *node);
+  if (world) c.intra_node = slowest_link(backend, allocator, *world, c.intra_node);
   // Every rank must agree on measuring across nodes, or the all-reduces would not match.
   const bool spans_nodes =
       world && node &&

@@ -213,29 +213,64 @@ TEST_CASE("the planner's choice for a memory budget trains within it at the pred
   }
 }
 
+namespace {
+
+// Every link figure of `c`, in order.
+std::vector<double> link_figures(const Calibration& c) {
+  std::vector<double> figures;
+  for (const Link* link : {&c.intra_node, &c.inter_node}) {
+    for (const Collective op :
+         {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+      figures.push_back(link->rate(op).bandwidth);
+      figures.push_back(link->rate(op).latency_s);
+    }
+  }
+  return figures;
+}
+
+// Whether every rank holds the same `figures`.
+bool same_on_every_rank(const std::vector<double>& figures) {
+  std::vector<double> lowest(figures.size()), highest(figures.size());
+  const int n = static_cast<int>(figures.size());
+  MPI_Allreduce(figures.data(), lowest.data(), n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(figures.data(), highest.data(), n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return lowest == highest;
+}
+
+void check_measured(const Link& link) {
+  REQUIRE(link.known());
+  for (const Collective op :
+       {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+    CAPTURE(collective_name(op));
+    CHECK(std::isfinite(link.rate(op).bandwidth));
+    CHECK(link.rate(op).bandwidth > 0);
+    CHECK(link.rate(op).latency_s > 0);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("calibration measures each collective over the node, the same figures on every rank") {
   MpiCommunicator world(MPI_COMM_WORLD, 120);
   CpuBackend backend;
   backend.set_threads(1);
   Allocator allocator(backend.memory(), 0);
-  // All four ranks on this machine: the node is the world, and no link crosses nodes.
-  const Calibration c = measure_devices(backend, allocator, &world, &world, "cpu", DType::f32);
-  CHECK_FALSE(c.inter_node.known());
-  std::vector<double> figures;
-  for (const Collective op :
-       {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
-    CAPTURE(collective_name(op));
-    const CollectiveRate& rate = c.intra_node.rate(op);
-    CHECK(std::isfinite(rate.bandwidth));
-    CHECK(rate.bandwidth > 0);
-    CHECK(rate.latency_s > 0);
-    figures.push_back(rate.bandwidth);
-    figures.push_back(rate.latency_s);
+  SUBCASE("one node") {
+    // All four ranks on this machine: the node is the world, and no link crosses nodes.
+    const Calibration c = measure_devices(backend, allocator, &world, &world, "cpu", DType::f32);
+    check_measured(c.intra_node);
+    CHECK_FALSE(c.inter_node.known());
+    // Each figure is the slowest rank's, so every rank plans from the same ones.
+    CHECK(same_on_every_rank(link_figures(c)));
   }
-  // Each figure is the slowest rank's, so every rank must plan from the same ones.
-  std::vector<double> lowest(figures.size()), highest(figures.size());
-  const int n = static_cast<int>(figures.size());
-  MPI_Allreduce(figures.data(), lowest.data(), n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(figures.data(), highest.data(), n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  CHECK(lowest == highest);
+  SUBCASE("two nodes of two ranks") {
+    // Each pair measures its own intra-node link; every rank must still hold the slowest
+    // pair's figures, or the ranks of the two nodes could choose different layouts.
+    const std::unique_ptr<Communicator> pair = world.split(world.rank() / 2, world.rank());
+    const Calibration c =
+        measure_devices(backend, allocator, &world, pair.get(), "cpu", DType::f32);
+    check_measured(c.intra_node);
+    check_measured(c.inter_node);
+    CHECK(same_on_every_rank(link_figures(c)));
+  }
 }
