@@ -79,8 +79,9 @@ std::unique_ptr<CommRequest> StagedCommunicator::all_gather(Tensor send, Tensor 
 }
 
 std::unique_ptr<CommRequest> StagedCommunicator::broadcast(Tensor data, int root) {
-  auto request =
-      std::make_unique<StagedRequest>(backend_, HostCopy{}, staged_from(backend_, data), data);
+  // Only the root's data is read: the others receive into a buffer they need not fill.
+  HostCopy staged = host_->rank() == root ? staged_from(backend_, data) : host_buffer(data);
+  auto request = std::make_unique<StagedRequest>(backend_, HostCopy{}, std::move(staged), data);
   request->start(host_->broadcast(request->result(), root));
   return request;
 }
