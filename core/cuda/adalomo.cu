@@ -1,8 +1,8 @@
 // AdaLomo's four passes (core/backend.h) on the GPU, with the CPU's arithmetic
 // (core/cpu/adalomo.cpp): a factored second moment from row and column sums of squared
 // gradients, a grouped normalisation of the update and a step relative to the weights' RMS.
-// Every sum adds in a fixed order: rows by one thread each, columns through
-// column_sums.cuh, norms through fixed partials.
+// Every sum adds in a fixed order: rows by a warp each (strided lanes, then the warp's
+// shuffles), columns through column_sums.cuh, norms through fixed partials.
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/column_sums.cuh"
 #include "core/cuda/cuda_check.h"
@@ -17,6 +17,7 @@ constexpr float kSquareEps = 1e-30f;    // added to g^2 (AdaLomo's eps[0])
 constexpr float kMinParamRms = 1e-3f;   // floor of the relative step size (eps[1])
 constexpr float kClipThreshold = 1.0f;  // grouped update normalisation
 constexpr int kThreads = 256;
+constexpr int kRowsPerBlock = kThreads / 32;  // row sums: a warp per row
 
 template <typename G>
 struct Moments {
@@ -41,14 +42,19 @@ __device__ double square(const G* g, int64_t i, float grad_scale) {
   return static_cast<double>(x) * x + kSquareEps;
 }
 
+// A warp per row: lane l adds columns l, l + 32, ... in order, then the warp's fixed
+// shuffle pattern adds the lanes (neighbouring lanes read neighbouring elements).
 template <typename G>
 __global__ void row_sums_kernel(float* row_sums, const G* g, int64_t rows, int64_t width,
                                 float grad_scale) {
-  const int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (r >= rows) return;
+  const int64_t r = blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / 32;
+  if (r >= rows) return;  // whole warps: a warp shares its row
   double total = 0.0;
-  for (int64_t c = 0; c < width; ++c) total += square(g, r * width + c, grad_scale);
-  row_sums[r] = static_cast<float>(total);
+  for (int64_t c = threadIdx.x % 32; c < width; c += 32) {
+    total += square(g, r * width + c, grad_scale);
+  }
+  total = warp_sum(total);
+  if (threadIdx.x % 32 == 0) row_sums[r] = static_cast<float>(total);
 }
 
 template <typename G>
@@ -131,7 +137,7 @@ void adalomo_square_sums(float* row_sums, float* col_sums, const void* grad, DTy
     using G = decltype(t);
     const G* g = static_cast<const G*>(grad);
     if (rows > 0) {  // a tensor-parallel slice may hold no rows
-      row_sums_kernel<<<blocks_for(rows, kThreads), kThreads, 0, stream>>>(
+      row_sums_kernel<<<blocks_for(rows, kRowsPerBlock), kThreads, 0, stream>>>(
           row_sums, g, rows, cols == 0 ? 1 : cols, grad_scale);
       LLMFT_CUDA_LAUNCH_CHECK();
     }
