@@ -1,9 +1,9 @@
 // bench_attention: times the backend's attention (forward, backward) at fine-tuning
 // lengths for a model's head shape, and prints its useful rate (the causal products:
 // 4 x heads x head size x T(T+1)/2 FLOPs forward, twice that backward) as a share of the
-// same run's GEMM rate in the same dtype (a 1024 x 1024 x 1024 product through the
-// backend). With several dtypes it also prints each one's time over the first's: on
-// CUDA, `--dtypes f32,bf16` sets the tensor-core kernels against the f32 ones.
+// same run's GEMM rate in the same dtype (a square product through the backend, 1024 wide
+// or wider until it takes a millisecond). With several dtypes it also prints each one's time over
+// the first's: on CUDA, `--dtypes f32,bf16` sets the tensor-core kernels against the f32 ones.
 //
 // usage: bench_attention [--model gpt2] [--lengths 64,256,1024,2048] [--threads 2]
 //                        [--device cpu] [--dtypes f32]
@@ -26,9 +26,8 @@ using namespace llmft;
 
 namespace {
 
-// A 1024^3 product's FLOP/s through the backend in `dtype`, best of 3.
-double gemm_flops(Backend& backend, Allocator& allocator, DType dtype) {
-  constexpr int64_t n = 1024;
+// Seconds of an n^3 product through the backend in `dtype`, best of 3 after a warm-up.
+double gemm_seconds(Backend& backend, Allocator& allocator, DType dtype, int64_t n) {
   Buffer buf = allocator.allocate(3 * n * n * dtype_size(dtype), MemoryCategory::workspace, "gemm");
   const Tensor all = buf.as(dtype, {3 * n * n});
   backend.fill(all, 0.01f);
@@ -42,7 +41,20 @@ double gemm_flops(Backend& backend, Allocator& allocator, DType dtype) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (rep > 0) best = std::min(best, s);
   }
-  return 2.0 * n * n * n / best;
+  return best;
+}
+
+// A large product's FLOP/s in `dtype`: the size doubles from 1024 (to 8192 at most) until
+// one product takes a millisecond, so that a GPU's figure is its rate, not its launch and
+// synchronisation (a 1024^3 bf16 product takes microseconds there).
+double gemm_flops(Backend& backend, Allocator& allocator, DType dtype) {
+  int64_t n = 1024;
+  double seconds = gemm_seconds(backend, allocator, dtype, n);
+  while (seconds < 1e-3 && n < 8192) {
+    n *= 2;
+    seconds = gemm_seconds(backend, allocator, dtype, n);
+  }
+  return 2.0 * n * n * n / seconds;
 }
 
 int run(int argc, char** argv) {

@@ -6,7 +6,8 @@
 // (bench/torch_gpu_step.py) as a time ratio.
 //
 // usage: bench_gpu_step [--model gpt2] [--batch 8] [--seq 1024] [--dtype bf16]
-//                       [--optimizer adamw] [--checkpointing 0] [--steps 5] [--warmup 2]
+//                       [--optimizer adamw] [--checkpointing 0] [--clip-grad 1] [--steps 5]
+//                       [--warmup 2]
 //                       [--peak-tflops 989] [--python PATH --peer-script PATH]
 #include <cstdio>
 #include <string>
@@ -15,6 +16,7 @@
 #include "bench/bench_args.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
+#include "core/error.h"
 #include "core/model.h"
 #include "core/model_factory.h"
 #include "io/hf_config.h"
@@ -40,21 +42,10 @@ double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
   return bench::run_peer(cmd).at("ms_per_step").as_number();
 }
 
-int run(int argc, char** argv) {
-  const bench::Args args = bench::parse_args(argc, argv,
-                                             {{"model", "gpt2"},
-                                              {"batch", "8"},
-                                              {"seq", "1024"},
-                                              {"dtype", "bf16"},
-                                              {"optimizer", "adamw"},
-                                              {"checkpointing", "0"},
-                                              {"steps", "5"},
-                                              {"warmup", "2"},
-                                              {"peak-tflops", "989"},
-                                              {"python", ""},
-                                              {"peer-script", ""}},
-                                             "bench/gpu_step.cpp");
-  const ModelConfig config = io::resolve_model(args.at("model"));
+// The llmft steps: prints the step's time, rates and memory; returns ms per step. Its
+// backend (and the slab of all free device memory it reserves) is gone when it returns,
+// so that a PyTorch peer run afterwards has the GPU to itself.
+double llmft_ms_per_step(const bench::Args& args, const ModelConfig& config) {
   const int B = std::stoi(args.at("batch")), T = std::stoi(args.at("seq"));
   const int steps = std::stoi(args.at("steps")), warmup = std::stoi(args.at("warmup"));
   const bool checkpointing = args.at("checkpointing") == "1";
@@ -65,7 +56,7 @@ int run(int argc, char** argv) {
   options.dtype = parse_dtype(args.at("dtype"));
   options.optimizer.kind = parse_optimizer_kind(args.at("optimizer"));
   options.optimizer.weight_decay = 0.1f;
-  options.clip_grad = 1.0f;
+  options.clip_grad = std::stof(args.at("clip-grad"));
   options.loss_scale = LossScaleConfig{options.dtype == DType::f16, 1024.0f, 1000};
   options.schedule = LrSchedule{LrShape::constant, 1e-4f, 0.0f, 0, warmup + steps};
   Engine engine(*model, *backend, allocator, options);
@@ -88,9 +79,16 @@ int run(int argc, char** argv) {
       B, T, options.dtype, checkpointing ? ModelOptions::kAllBlocks : 0, options.optimizer, true};
   shape.compute = backend->compute_rule();
   const MemoryPrediction predicted = predict_memory(config, shape);
-  std::printf("model %s (%lld params), batch %d x seq %d, %s %s%s\n", config.name.c_str(),
+  std::printf("model %s (%lld params), batch %d x seq %d, %s %s%s, clip %s\n", config.name.c_str(),
               static_cast<long long>(parameter_count(config)), B, T, args.at("optimizer").c_str(),
-              args.at("dtype").c_str(), checkpointing ? ", activation checkpointing" : "");
+              args.at("dtype").c_str(), checkpointing ? ", activation checkpointing" : "",
+              args.at("clip-grad").c_str());
+  if (is_fused(options.optimizer.kind) && options.clip_grad > 0) {
+    std::printf(
+        "  (%s with clipping runs a second backward for the norm: the MFU below counts "
+        "one)\n",
+        args.at("optimizer").c_str());
+  }
   std::printf("device: %s\n", backend->describe().c_str());
   std::printf("llmft step:   %8.1f ms | %10.0f tokens/s | %7.1f TFLOP/s | MFU %.1f%%\n",
               seconds * 1e3, tokens / seconds, flops * 1e-12, 100.0 * flops / peak);
@@ -107,10 +105,33 @@ int run(int argc, char** argv) {
       format_bytes(static_cast<double>(backend->fixed_overhead())).c_str(),
       format_bytes(device_peak).c_str(), format_bytes(predicted_device).c_str(),
       100.0 * (predicted_device - device_peak) / device_peak);
+  return seconds * 1e3;
+}
+
+int run(int argc, char** argv) {
+  const bench::Args args = bench::parse_args(argc, argv,
+                                             {{"model", "gpt2"},
+                                              {"batch", "8"},
+                                              {"seq", "1024"},
+                                              {"dtype", "bf16"},
+                                              {"optimizer", "adamw"},
+                                              {"checkpointing", "0"},
+                                              {"clip-grad", "1"},
+                                              {"steps", "5"},
+                                              {"warmup", "2"},
+                                              {"peak-tflops", "989"},
+                                              {"python", ""},
+                                              {"peer-script", ""}},
+                                             "bench/gpu_step.cpp");
+  const ModelConfig config = io::resolve_model(args.at("model"));
+  const double llmft_ms = llmft_ms_per_step(args, config);
   if (!args.at("python").empty()) {
+    LLMFT_REQUIRE(args.at("optimizer") == "adamw",
+                  "--python: the PyTorch peer runs AdamW only; drop --python for --optimizer "
+                      << args.at("optimizer"));
     const double torch_ms = torch_ms_per_step(args, config);
     std::printf("pytorch step: %8.1f ms | %s\n", torch_ms,
-                bench::peer_ratio(torch_ms, seconds * 1e3).c_str());
+                bench::peer_ratio(torch_ms, llmft_ms).c_str());
   }
   return 0;
 }

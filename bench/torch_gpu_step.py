@@ -39,17 +39,19 @@ def build_model(a):
                             n_layer=a.layers, n_head=a.heads, n_inner=a.intermediate,
                             activation_function="gelu_new", resid_pdrop=0.0, embd_pdrop=0.0,
                             attn_pdrop=0.0, tie_word_embeddings=True)
-        model = GPT2LMHeadModel(config)
+        with torch.device("cuda"):  # initialised on the GPU: seconds, not tens on the CPU
+            model = GPT2LMHeadModel(config)
     else:
         config = LlamaConfig(vocab_size=a.vocab, hidden_size=a.hidden,
                              intermediate_size=a.intermediate, num_hidden_layers=a.layers,
                              num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
                              max_position_embeddings=a.positions, tie_word_embeddings=False)
-        model = LlamaForCausalLM(config)
+        with torch.device("cuda"):
+            model = LlamaForCausalLM(config)
     model.config._attn_implementation = "sdpa"
     if a.checkpointing:
         model.gradient_checkpointing_enable()
-    return model.cuda().train()
+    return model.train()
 
 
 def main():
