@@ -18,12 +18,24 @@
 # this script unpacks the packages into a prefix of its own (never into /) and points the
 # build and Open MPI at it.
 #
-# usage: scripts/gpu_check.sh [--peak-tflops 989]
+# A device command may run 10 minutes at most: `--part 1` (build, GPU tests, several
+# ranks, offload and sequence parallelism) and `--part 2` (sanitizers, attention, the
+# benchmarks and peaks; the build again, a no-op on a machine still warm) split the run in
+# two; the default runs both.
+#
+# usage: scripts/gpu_check.sh [--part 1|2] [--peak-tflops 989]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-peak=989
-[[ ${1:-} == --peak-tflops && -n ${2:-} ]] && peak=$2
-log=${OUT:-/tmp}/gpu_check.log
+peak=989 part=all
+while (($#)); do
+  case $1 in
+    --peak-tflops) peak=${2:?--peak-tflops needs a value}; shift 2 ;;
+    --part) part=${2:?--part needs 1 or 2}; shift 2 ;;
+    *) echo "usage: scripts/gpu_check.sh [--part 1|2] [--peak-tflops 989]" >&2; exit 2 ;;
+  esac
+done
+[[ $part == all || $part == 1 || $part == 2 ]] || { echo "--part must be 1 or 2" >&2; exit 2; }
+log=${OUT:-/tmp}/gpu_check${part/all/}.log
 exec 3>&1 4>&2 > >(tee "$log") 2>&1
 tee_pid=$!
 failures=0
@@ -93,6 +105,7 @@ cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || exit 1
 "$mpiexec" -n 2 --oversubscribe --allow-run-as-root "$build/llmft" --help > /dev/null ||
   { echo "mpiexec cannot start two ranks of llmft here"; exit 1; }
 
+if [[ $part != 2 ]]; then
 step "GPU tests"
 check "$build/tests/cuda_tests"
 "$build/llmft" prepare --input "$root/examples/data/val.txt" --output /tmp/val.tok > /dev/null
@@ -130,16 +143,9 @@ check env LLMFT_EXTRA_OPTIONS="--device cuda --share-devices" bash \
   "$root/tests/launch/sequence_parallel.sh" "$build/llmft" /tmp/val.tok /tmp/sequence_parallel_cuda \
   "$mpiexec" "${mpi_flags[@]}"
 
-step "conformance under compute-sanitizer (memcheck, then racecheck on attention)"
-if command -v compute-sanitizer > /dev/null; then
-  check compute-sanitizer --error-exitcode 1 --tool memcheck "$build/tests/cuda_tests" \
-    --source-file='*backend_conformance*'
-  check compute-sanitizer --error-exitcode 1 --tool racecheck "$build/tests/cuda_tests" \
-    --source-file='*backend_conformance*' --test-case='*attention*'
-else
-  echo "compute-sanitizer not found: skipped"
 fi
 
+if [[ $part != 1 ]]; then
 step "attention: tensor-core kernels (bf16) against the f32 kernels"
 for model in gpt2 tinyllama-1.1b llama-7b; do
   check "$build/bench/bench_attention" --device cuda --model $model --lengths 512,2048 \
@@ -167,6 +173,19 @@ for optimizer in adamw lomo adalomo; do
 done
 bench --model llama-7b --batch 1 --seq 2048 --optimizer lomo --checkpointing 1 --steps 2 \
   --warmup 1
+
+# Last: the slowest checks, so that a run cut short still has the numbers above.
+step "conformance under compute-sanitizer (memcheck, then racecheck on attention)"
+if command -v compute-sanitizer > /dev/null; then
+  check compute-sanitizer --error-exitcode 1 --tool memcheck "$build/tests/cuda_tests" \
+    --source-file='*backend_conformance*'
+  check compute-sanitizer --error-exitcode 1 --tool racecheck "$build/tests/cuda_tests" \
+    --source-file='*backend_conformance*' --test-case='*attention*'
+else
+  echo "compute-sanitizer not found: skipped"
+fi
+
+fi
 
 step "done: $failures failure(s)"
 exec 1>&3 2>&4 3>&- 4>&-  # closes the pipe into tee, which then writes the log out
