@@ -124,12 +124,11 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
   try {
     LLMFT_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
     LLMFT_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
-    LLMFT_CUDA_CHECK(cudaSetDevice(backend_.device()));
-    LLMFT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     if (nccl_) return;  // made by split()
     ncclUniqueId id;
     if (rank_ == 0) check_launch(ncclGetUniqueId(&id), "making the unique id");
     LLMFT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_));
+    LLMFT_CUDA_CHECK(cudaSetDevice(backend_.device()));
     nccl_ = std::make_shared<Handle>();
     ncclConfig_t config = non_blocking();
     check_launch(ncclCommInitRankConfig(&nccl_->comm, size_, id, rank_, &config),
@@ -137,7 +136,6 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
     wait_settled(nccl_, describe("creating the communicator"), timeout_seconds_);
   } catch (...) {
     if (nccl_) abort_nccl(*nccl_);
-    if (stream_) cudaStreamDestroy(stream_);
     MPI_Comm_free(&mpi_);
     throw;
   }
@@ -161,7 +159,6 @@ NcclCommunicator::~NcclCommunicator() {
   // Requests that outlive the communicator find it gone instead of a freed handle.
   nccl_->aborted = true;
   nccl_->comm = nullptr;
-  cudaStreamDestroy(stream_);  // what it still runs finishes first
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&mpi_);
@@ -176,7 +173,7 @@ std::unique_ptr<CommRequest> NcclCommunicator::run(Collective collective, size_t
   counter.calls += 1;
   counter.bytes += static_cast<int64_t>(bytes);
   const cudaStream_t compute = backend_.compute_stream();
-  const cudaStream_t communication = stream_;
+  const cudaStream_t communication = backend_.communication_stream();
   // The collective reads what the compute stream has queued so far.
   const cudaEvent_t ready = new_event();
   LLMFT_CUDA_CHECK(cudaEventRecord(ready, compute));

@@ -6,15 +6,16 @@
 // splits the NCCL communicator itself (ncclCommSplit, sharing resources) and the MPI one
 // beside it.
 //
-// Ordering: a collective first makes the communicator's own stream wait for the work
-// queued so far on the backend's compute stream (an event), runs there, and records a
-// completion event (each group its own stream, so that one group's collective held open
-// behind compute does not queue another's behind it; every rank issues each group's
-// collectives in the same order, as SPMD code does); wait() polls that event and NCCL's
-// asynchronous error until done, then makes the compute stream wait for it, so later kernels see
-// the result. A wait that passes the timeout, or that a failure notice from another rank ends,
-// aborts the NCCL communicator (ncclCommAbort) before failing, naming the collective, the group and
-// the context.
+// Ordering: a collective first makes the backend's communication stream wait for the work
+// queued so far on its compute stream (an event), runs there, and records a completion
+// event. One stream serves every group: the groups split from the world share its
+// resources, and NCCL runs the collectives of communicators that share resources one
+// after another anyway (overlapping a data-parallel with a tensor-parallel collective
+// would need splits with resources of their own: NCCL's buffers again per group). wait()
+// polls the completion event and NCCL's asynchronous error until done, then makes the
+// compute stream wait for it, so later kernels see the result. A wait that passes the
+// timeout, or that a failure notice from another rank ends, aborts the NCCL communicator
+// (ncclCommAbort) before failing, naming the collective, the group and the context.
 //
 // Memory: NCCL allocates its buffers outside the backend's allocator, when a communicator
 // is created and when an algorithm first runs; warm_up runs every collective at three sizes
@@ -79,9 +80,6 @@ class NcclCommunicator : public Communicator {
   std::string describe(const char* name) const;
 
   MPI_Comm mpi_;
-  // Its collectives' stream, its own: a data-parallel collective held open behind compute
-  // does not hold a tensor-parallel group's all-reduce behind it.
-  cudaStream_t stream_ = nullptr;
   std::shared_ptr<Handle> nccl_;
   CudaBackend& backend_;
   double timeout_seconds_;

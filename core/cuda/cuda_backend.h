@@ -59,8 +59,9 @@ class CudaBackend : public Backend {
   bool host_memory() const override { return false; }
   DeviceMemory& host_pool_memory() override { return pinned_; }
   void synchronize() override;
-  // The stream behind Queue::compute (NCCL communicators order their own streams after it).
+  // The streams behind Queue::compute and Queue::communication (for NCCL).
   cudaStream_t compute_stream() const { return compute_; }
+  cudaStream_t communication_stream() const { return communication_; }
   int device() const { return device_; }
 
   std::unique_ptr<Event> create_event() override;
