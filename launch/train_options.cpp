@@ -232,9 +232,6 @@ void validate_train_options(const TrainOptions& o, int world_size) {
   LLMFT_REQUIRE(o.min_lr <= o.lr, "--min-lr must lie between 0 and --lr");
   LLMFT_REQUIRE(o.comm != "nccl" || o.device.rfind("cuda", 0) == 0,
                 "--comm nccl needs --device cuda (NCCL moves GPU memory); use --comm mpi or auto");
-  LLMFT_REQUIRE(o.comm != "nccl" || !o.share_devices,
-                "--comm nccl: NCCL cannot run two ranks on one GPU (--share-devices); use --comm "
-                "mpi or auto");
   check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
   if (parse_layout_switch(o.offload_optimizer, "--offload-optimizer").value_or(false)) {
     check_offload(parse_optimizer_kind(o.optimizer));
