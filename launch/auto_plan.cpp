@@ -1,6 +1,5 @@
 #include "launch/auto_plan.h"
 
-#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -11,9 +10,9 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "launch/calibration_cache.h"
+#include "launch/plan_agreement.h"
 #include "launch/plan_json.h"
 #include "launch/plan_options.h"
-#include "parallel/planner/benchmark_tools.h"
 #include "parallel/planner/device_benchmark.h"
 #include "parallel/planner/kernel_benchmark.h"
 #include "parallel/planner/plan_table.h"
@@ -97,12 +96,7 @@ std::optional<Calibration> broadcast_calibration(Backend& backend, Allocator& al
                                                  const std::optional<Calibration>& cached) {
   std::vector<float> shared = calibration_figures(cached.value_or(Calibration{}));
   shared.push_back(cached ? 1.0f : 0.0f);  // found
-  Buffer buf = allocator.allocate(shared.size() * sizeof(float), MemoryCategory::comm_buffers,
-                                  "calibration");
-  const Tensor t = buf.as(DType::f32, {static_cast<int64_t>(shared.size())});
-  backend.copy_to_device(t, shared.data());
-  world.broadcast(t, 0)->wait();
-  backend.copy_to_host(shared.data(), t);
+  broadcast_floats(backend, allocator, world, shared);
   if (shared.back() != 1.0f) return std::nullopt;
   shared.pop_back();
   return calibration_from_figures(shared);
@@ -132,37 +126,6 @@ Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
   return measured;
 }
 
-// The smallest of `bytes` over `world`, in whole MiB (exact in the f32 a host value travels
-// in): ranks whose memory differs (a GPU's free memory, a node's RAM) plan for the smallest.
-size_t smallest_on_any_rank(Backend& backend, Allocator& allocator, Communicator* world,
-                            size_t bytes) {
-  if (!world) return bytes;
-  constexpr double kMiB = 1 << 20;
-  const double mib = std::floor(static_cast<double>(bytes) / kMiB);
-  return static_cast<size_t>(-group_max(backend, allocator, world, -mib)) * (size_t{1} << 20);
-}
-
-// Rank 0's `layout` on every rank of `world`: every rank plans from the same figures and
-// should choose alike, but the job must not depend on it (mismatched layouts would pair
-// collectives that do not match).
-Layout lead_layout(Backend& backend, Allocator& allocator, Communicator* world, Layout layout) {
-  if (!world) return layout;
-  float fields[8] = {
-      static_cast<float>(layout.dp),          static_cast<float>(layout.tp),
-      static_cast<float>(layout.zero_stage),  static_cast<float>(layout.micro_batch),
-      static_cast<float>(layout.grad_accum),  static_cast<float>(layout.checkpointed_blocks),
-      layout.offload_optimizer ? 1.0f : 0.0f, layout.sequence_parallel ? 1.0f : 0.0f};
-  Buffer buf = allocator.allocate(sizeof(fields), MemoryCategory::comm_buffers, "chosen layout");
-  const Tensor t = buf.as(DType::f32, {8});
-  backend.copy_to_device(t, fields);
-  world->broadcast(t, 0)->wait();
-  backend.copy_to_host(fields, t);
-  return Layout{static_cast<int>(fields[0]), static_cast<int>(fields[1]),
-                static_cast<int>(fields[2]), static_cast<int>(fields[3]),
-                static_cast<int>(fields[4]), static_cast<int>(fields[5]),
-                fields[6] != 0.0f,           fields[7] != 0.0f};
-}
-
 }  // namespace
 
 Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const ModelConfig& config,
@@ -175,12 +138,9 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   PlanRequest request;
   request.device = base_device(o, backend, node ? node->size() : 1);
   Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
-  // Every rank plans from the same figures: the smallest memory of any rank; calibrations
-  // are the slowest rank's or node's already.
-  request.device.memory_bytes =
-      smallest_on_any_rank(backend, allocator, world, request.device.memory_bytes);
-  request.device.host_memory_bytes =
-      smallest_on_any_rank(backend, allocator, world, request.device.host_memory_bytes);
+  // Every rank plans from the same figures (calibrations are the slowest rank's or node's
+  // already).
+  request.device = agreed_device(backend, allocator, world, request.device);
   if (!o.no_calibrate) {
     request.device = calibrated(
         request.device, calibrate(backend, world, node.get(), request.device.name,

@@ -4,7 +4,7 @@
 // sequence parallelism) x checkpointing x micro-batch; and the layout the planner chooses for a
 // memory budget trains under that budget (the allocator refuses any allocation past it) at the
 // predicted peak. And the calibration behind the time model measures every collective a
-// step runs, agreed on by every rank.
+// step runs, agreed on by every rank, and ranks whose devices differ plan alike.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -16,6 +16,7 @@
 
 #include "comm/mpi_communicator.h"
 #include "core/cpu/cpu_backend.h"
+#include "launch/plan_agreement.h"
 #include "parallel/engine.h"
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
@@ -260,8 +261,6 @@ TEST_CASE("calibration measures each collective over the node, the same figures 
     const Calibration c = measure_devices(backend, allocator, &world, &world, "cpu", DType::f32);
     check_measured(c.intra_node);
     CHECK_FALSE(c.inter_node.known());
-    // Each figure is the slowest rank's, so every rank plans from the same ones.
-    CHECK(same_on_every_rank(link_figures(c)));
   }
   SUBCASE("two nodes of two ranks") {
     // Each pair measures its own intra-node link; every rank must still hold the slowest
@@ -273,4 +272,57 @@ TEST_CASE("calibration measures each collective over the node, the same figures 
     check_measured(c.inter_node);
     CHECK(same_on_every_rank(link_figures(c)));
   }
+  SUBCASE("a node of one rank beside a node of three") {
+    // Rank 0's node measures no link of its own; it must still plan from the other node's.
+    const std::unique_ptr<Communicator> node = world.split(world.rank() == 0 ? 0 : 1, world.rank());
+    const Calibration c =
+        measure_devices(backend, allocator, &world, node.get(), "cpu", DType::f32);
+    check_measured(c.intra_node);
+    check_measured(c.inter_node);
+    CHECK(same_on_every_rank(link_figures(c)));
+  }
+}
+
+TEST_CASE("ranks whose devices differ plan for the same device and train rank 0's layout") {
+  MpiCommunicator world(MPI_COMM_WORLD, 120);
+  CpuBackend backend;
+  Allocator allocator(backend.memory(), 0);
+  constexpr size_t kMiB = size_t{1} << 20;
+  const int r = world.rank();
+  // Rank r: 1000 + r MiB of memory of which its overheads take 10 r + 0.5 MiB and 3 r MiB,
+  // 50 + r MiB of host memory, 100 - r GFLOP/s, 8 - r devices on its node.
+  DeviceDescription mine = device_preset("h100-80g");
+  mine.overhead_bytes = static_cast<size_t>(10 * r) * kMiB + kMiB / 2;
+  mine.communicator_bytes = static_cast<size_t>(3 * r) * kMiB;
+  mine.memory_bytes = static_cast<size_t>(1000 + r) * kMiB;
+  mine.host_memory_bytes = static_cast<size_t>(50 + r) * kMiB + 123;
+  mine.peak_flops = (100.0 - r) * 1e9;
+  mine.gpus_per_node = 8 - r;
+  const DeviceDescription agreed = agreed_device(backend, allocator, &world, mine);
+  const int last = world.size() - 1;
+  // The largest overheads (the last rank's, whole MiB up), beside the least memory left
+  // for the step: rank r leaves 1000 + r - 13 r - 0.5 MiB, least on the last rank (whole
+  // MiB down).
+  const size_t overhead = static_cast<size_t>(10 * last + 1) * kMiB;
+  const size_t communicators = static_cast<size_t>(3 * last) * kMiB;
+  const size_t left = static_cast<size_t>(1000 - 12 * last - 1) * kMiB;
+  CHECK(agreed.overhead_bytes == overhead);
+  CHECK(agreed.communicator_bytes == communicators);
+  CHECK(agreed.memory_bytes == left + overhead + communicators);
+  CHECK(agreed.host_memory_bytes == 50 * kMiB);
+  CHECK(agreed.peak_flops == doctest::Approx((100.0 - last) * 1e9).epsilon(1e-6));  // in f32
+  CHECK(agreed.gpus_per_node == 8 - last);
+  std::vector<double> figures{static_cast<double>(agreed.memory_bytes), agreed.peak_flops};
+  CHECK(same_on_every_rank(figures));
+
+  // Each rank proposes a layout of its own; all train rank 0's.
+  const Layout proposed{4 - r, 1 + r, r % 4, 2 + r, 1, r, r % 2 == 1, r % 2 == 0};
+  const Layout chosen = lead_layout(backend, allocator, &world, proposed);
+  CHECK(chosen.dp == 4);
+  CHECK(chosen.tp == 1);
+  CHECK(chosen.zero_stage == 0);
+  CHECK(chosen.micro_batch == 2);
+  CHECK(chosen.checkpointed_blocks == 0);
+  CHECK_FALSE(chosen.offload_optimizer);
+  CHECK(chosen.sequence_parallel);
 }
