@@ -38,7 +38,8 @@ double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
       std::to_string(c.n_kv_head) + " --intermediate " + std::to_string(c.intermediate) +
       " --positions " + std::to_string(c.max_seq_len) + " --batch " + args.at("batch") + " --seq " +
       args.at("seq") + " --dtype " + args.at("dtype") + " --checkpointing " +
-      args.at("checkpointing") + " --steps " + args.at("steps") + " --warmup " + args.at("warmup");
+      args.at("checkpointing") + " --clip-grad " + args.at("clip-grad") + " --steps " +
+      args.at("steps") + " --warmup " + args.at("warmup");
   return bench::run_peer(cmd).at("ms_per_step").as_number();
 }
 
@@ -124,11 +125,12 @@ int run(int argc, char** argv) {
                                               {"peer-script", ""}},
                                              "bench/gpu_step.cpp");
   const ModelConfig config = io::resolve_model(args.at("model"));
+  const bool peer = !args.at("python").empty();
+  LLMFT_REQUIRE(!peer || args.at("optimizer") == "adamw",
+                "--python: the PyTorch peer runs AdamW only; drop --python for --optimizer "
+                    << args.at("optimizer"));
   const double llmft_ms = llmft_ms_per_step(args, config);
-  if (!args.at("python").empty()) {
-    LLMFT_REQUIRE(args.at("optimizer") == "adamw",
-                  "--python: the PyTorch peer runs AdamW only; drop --python for --optimizer "
-                      << args.at("optimizer"));
+  if (peer) {
     const double torch_ms = torch_ms_per_step(args, config);
     std::printf("pytorch step: %8.1f ms | %s\n", torch_ms,
                 bench::peer_ratio(torch_ms, llmft_ms).c_str());

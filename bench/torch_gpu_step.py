@@ -30,6 +30,7 @@ def parse_args():
         add("--" + name, type=int, required=True)
     add("--dtype", choices=["bf16", "fp16"], default="bf16")
     add("--checkpointing", type=int, default=0)
+    add("--clip-grad", type=float, default=1.0)  # 0: no clipping
     return parser.parse_args()
 
 
@@ -69,7 +70,8 @@ def main():
             logits = model(input_ids=inputs).logits
         loss = F.cross_entropy(logits.float().reshape(-1, a.vocab), targets.reshape(-1))
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if a.clip_grad > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip_grad)
         optimizer.step()
 
     for _ in range(a.warmup):

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# The GPU checks of the CUDA backend, in one run on a machine with an NVIDIA GPU (sized for
-# under 8 minutes on one H200 with 16 cores). It builds llmft with CUDA for the GPU it
-# finds, runs the GPU tests (every Backend hook against the CPU backend in f32/bf16/fp16,
-# training steps CPU vs GPU with the memory model exact on the GPU allocator), runs the
-# conformance tests under compute-sanitizer, 1, 2 and 4 ranks sharing the GPU through
-# the staged MPI communicator (tests/launch/layout_invariance.sh) and the NCCL
-# communicator's test with one rank, then benchmarks: tokens/s and MFU (against
+# The GPU checks of the CUDA backend on a machine with an NVIDIA GPU (sized for one H200
+# with 16 cores, in two parts of under 10 minutes each). It builds llmft with CUDA for the
+# GPU it finds, runs the GPU tests (every Backend hook against the CPU backend in
+# f32/bf16/fp16, training steps CPU vs GPU with the memory model exact on the GPU
+# allocator), 1, 2 and 4 ranks sharing the GPU through the staged MPI communicator
+# (tests/launch/layout_invariance.sh), the NCCL communicator's test with one rank,
+# optimizer offload and sequence parallelism (two ranks sharing the GPU); then attention's
+# tensor-core kernels against its f32 ones, benchmarks: tokens/s and MFU (against
 # --peak-tflops, default the H200's 989 dense bf16 TFLOP/s) for gpt2 (124M), gpt2-xl and
-# TinyLlama-1.1B with and without activation checkpointing, the same steps in PyTorch
+# TinyLlama-1.1B, with and without activation checkpointing, the same steps in PyTorch
 # where python3 has torch and transformers, predicted vs measured peaks for adamw, lomo
-# and adalomo, and LLaMA-7B with LOMO on the one GPU; optimizer offload and sequence
-# parallelism (two ranks sharing the GPU); attention's tensor-core kernels against its f32
-# ones. Everything goes to stdout and, when $OUT is set, to $OUT/gpu_check.log.
+# and adalomo and LLaMA-7B with LOMO on the one GPU, and last the conformance tests under
+# compute-sanitizer. Everything goes to stdout and, when $OUT is set, to
+# $OUT/gpu_check.log ($OUT/gpu_check1.log, gpu_check2.log for the parts). Every command
+# it runs is bounded to 5 minutes.
 #
 # On a machine without llmft's build dependencies and without a package registry, run
 # scripts/gpu_deps.sh first where apt works (after scripts/build.sh) and carry .gpu-deps:
@@ -38,6 +40,9 @@ done
 log=${OUT:-/tmp}/gpu_check${part/all/}.log
 exec 3>&1 4>&2 > >(tee "$log") 2>&1
 tee_pid=$!
+# However the script ends, the pipe into tee is closed and tee writes the log out.
+finish() { exec 1>&3 2>&4 3>&- 4>&-; wait "$tee_pid"; }
+trap finish EXIT
 failures=0
 step() { echo; echo "=== $* ($(date +%T))"; }
 # Every check is bounded, so that a hang costs minutes, not the whole run.
@@ -92,17 +97,18 @@ build=$root/build-gpu
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLMFT_CUDA=ON \
   -DLLMFT_CUDA_ARCHITECTURES="${arch:-90}" "${cmake_extra[@]}" > "$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
-grep -E "llmft: NCCL|NCCL" "$build.configure.log" | head -3
 targets=(llmft cuda_tests bench_gpu_step bench_attention)
 have_nccl=0
-if grep -q "^NCCL_LIBRARY:FILEPATH=/" "$build/CMakeCache.txt"; then
+if grep "llmft: NCCL" "$build.configure.log"; then  # CMake found its header and library
   targets+=(nccl_tests)
   have_nccl=1
 else
   echo "NCCL not found: no NCCL communicator, and its test is skipped"
 fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || exit 1
-"$mpiexec" -n 2 --oversubscribe --allow-run-as-root "$build/llmft" --help > /dev/null ||
+mpi_flags=(--oversubscribe)
+if [[ $(id -u) -eq 0 ]]; then mpi_flags+=(--allow-run-as-root); fi
+"$mpiexec" -n 2 "${mpi_flags[@]}" "$build/llmft" --help > /dev/null ||
   { echo "mpiexec cannot start two ranks of llmft here"; exit 1; }
 
 if [[ $part != 2 ]]; then
@@ -113,8 +119,6 @@ check "$build/llmft" --device cuda --model llama-tiny --data /tmp/val.tok --val-
   --steps 3 --log-every 1 --dtype bf16
 
 step "several ranks on the one GPU (MPI through host copies), and NCCL with one rank"
-mpi_flags=(--oversubscribe)
-if [[ $(id -u) -eq 0 ]]; then mpi_flags+=(--allow-run-as-root); fi
 # 1, 2 and 4 ranks: accumulation, DDP, tp 2, ZeRO-1/2/3, dp 2 x tp 2, LOMO: the same loss
 # curves, every run's allocator peak equal to the prediction and its device peak within 2%.
 check env LLMFT_TEST_DEVICE=cuda bash "$root/tests/launch/layout_invariance.sh" "$build/llmft" \
@@ -125,6 +129,7 @@ step "optimizer offload (pinned host pool) and sequence parallelism on the GPU"
 # The memory tables print the GPU allocator's and the host pool's measured peaks beside
 # the predictions; the first two runs' fp32 losses agree within the fp32 parity bound
 # (1e-5 relative, tests/support/parity.h: the host's update rounds as the CPU's does).
+rm -f /tmp/offload_off.jsonl /tmp/offload_on.jsonl  # a warm machine keeps an earlier run's
 for offload in off on; do
   check "$build/llmft" --device cuda --model llama-tiny --data /tmp/val.tok --steps 3 \
     --log-every 1 --micro-batch 2 --grad-accum 2 --offload-optimizer=$offload \
@@ -188,6 +193,4 @@ fi
 fi
 
 step "done: $failures failure(s)"
-exec 1>&3 2>&4 3>&- 4>&-  # closes the pipe into tee, which then writes the log out
-wait "$tee_pid"
 exit $((failures > 0))

@@ -14,8 +14,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LLMFT_BUILD_DIR:-$root/build}
 dir=$root/.gpu-deps
 [[ -x $build/llmft ]] || { echo "gpu_deps.sh: build llmft first (scripts/build.sh)" >&2; exit 1; }
-grep -qx '/.gpu-deps/' "$root/.git/info/exclude" 2>/dev/null ||
-  echo '/.gpu-deps/' >> "$root/.git/info/exclude"
+for ignored in '/.gpu-deps/' '/.gpu-deps.*/'; do
+  grep -qxF "$ignored" "$root/.git/info/exclude" 2> /dev/null ||
+    echo "$ignored" >> "$root/.git/info/exclude"
+done
 build_packages=(
   libopenmpi-dev openmpi-bin openmpi-common libpmix2 libhwloc-plugins
   libhdf5-openmpi-dev libhdf5-openmpi-103-1 libopenblas-openmp-dev libopenblas-dev
@@ -35,12 +37,15 @@ programs=("$build/llmft" "$build/tests/cuda_tests" "$build/bench/bench_gpu_step"
 [[ -x $build/tests/nccl_tests ]] && programs+=("$build/tests/nccl_tests")
 runtime_packages=$(ldd "${programs[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' |
   sort -u | xargs -r realpath | while read -r lib; do package_of "$lib"; done |
-  cut -d: -f1 | sort -u | grep -vxE 'libc6|libgcc-s1|libstdc\+\+6' || true)
-rm -rf "$dir"
-mkdir -p "$dir"
+  cut -d: -f1 | sort -u | { grep -vxE 'libc6|libgcc-s1|libstdc\+\+6' || true; })
 [[ $(id -u) -eq 0 ]] && sudo_cmd=() || sudo_cmd=(sudo)
 "${sudo_cmd[@]}" apt-get update -qq
+# Into a fresh folder that replaces the old one only once every package has come.
+fresh=$(mktemp -d "$root/.gpu-deps.XXXXXX")
+trap 'rm -rf "$fresh"' EXIT
 # shellcheck disable=SC2086  # one package per word
-(cd "$dir" && apt-get download -qq "${build_packages[@]}" $runtime_packages)
-ls "$dir" | wc -l
-du -sh "$dir"
+(cd "$fresh" && apt-get download -qq "${build_packages[@]}" $runtime_packages)
+rm -rf "$dir"
+mv "$fresh" "$dir"
+chmod 755 "$dir"
+echo "$(ls "$dir" | wc -l) packages, $(du -sh "$dir" | cut -f1), in $dir"
