@@ -262,24 +262,22 @@ TEST_CASE("calibration measures each collective over the node, the same figures 
     check_measured(c.intra_node);
     CHECK_FALSE(c.inter_node.known());
   }
-  SUBCASE("two nodes of two ranks") {
-    // Each pair measures its own intra-node link; every rank must still hold the slowest
-    // pair's figures, or the ranks of the two nodes could choose different layouts.
-    const std::unique_ptr<Communicator> pair = world.split(world.rank() / 2, world.rank());
-    const Calibration c =
-        measure_devices(backend, allocator, &world, pair.get(), "cpu", DType::f32);
-    check_measured(c.intra_node);
-    check_measured(c.inter_node);
-    CHECK(same_on_every_rank(link_figures(c)));
-  }
-  SUBCASE("a node of one rank beside a node of three") {
-    // Rank 0's node measures no link of its own; it must still plan from the other node's.
-    const std::unique_ptr<Communicator> node = world.split(world.rank() == 0 ? 0 : 1, world.rank());
+  // Ranks split into "nodes" by `node_of_rank`: every rank must hold both links, measured,
+  // and the same figures (the slowest node's), or ranks of two nodes could choose
+  // different layouts.
+  const auto check_across_nodes = [&](int node_of_rank) {
+    const std::unique_ptr<Communicator> node = world.split(node_of_rank, world.rank());
     const Calibration c =
         measure_devices(backend, allocator, &world, node.get(), "cpu", DType::f32);
     check_measured(c.intra_node);
     check_measured(c.inter_node);
     CHECK(same_on_every_rank(link_figures(c)));
+  };
+  SUBCASE("two nodes of two ranks") {
+    check_across_nodes(world.rank() / 2);  // each pair measures its own intra-node link
+  }
+  SUBCASE("a node of one rank beside a node of three") {
+    check_across_nodes(world.rank() == 0 ? 0 : 1);  // rank 0's node measures none
   }
 }
 
