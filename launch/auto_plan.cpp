@@ -65,10 +65,9 @@ std::vector<float> calibration_figures(const Calibration& c) {
       static_cast<float>(c.gemm_flops), static_cast<float>(c.gemm_half_rate_rows),
       static_cast<float>(c.memory_bandwidth), static_cast<float>(c.kernel_call_s)};
   for (const Link* link : {&c.intra_node, &c.inter_node}) {
-    for (const CollectiveRate* rate :
-         {&link->all_reduce, &link->reduce_scatter, &link->all_gather}) {
-      figures.push_back(static_cast<float>(rate->bandwidth));
-      figures.push_back(static_cast<float>(rate->latency_s));
+    for (const Collective op : kLinkCollectives) {
+      figures.push_back(static_cast<float>(link->rate(op).bandwidth));
+      figures.push_back(static_cast<float>(link->rate(op).latency_s));
     }
   }
   return figures;
@@ -82,9 +81,9 @@ Calibration calibration_from_figures(const std::vector<float>& figures) {
   c.memory_bandwidth = *next++;
   c.kernel_call_s = *next++;
   for (Link* link : {&c.intra_node, &c.inter_node}) {
-    for (CollectiveRate* rate : {&link->all_reduce, &link->reduce_scatter, &link->all_gather}) {
-      rate->bandwidth = *next++;
-      rate->latency_s = *next++;
+    for (const Collective op : kLinkCollectives) {
+      link->rate(op).bandwidth = *next++;
+      link->rate(op).latency_s = *next++;
     }
   }
   return c;
@@ -103,10 +102,9 @@ std::optional<Calibration> broadcast_calibration(Backend& backend, Allocator& al
 }
 
 // Rank 0's cached calibration, or a fresh measurement, identical on every rank.
-Calibration calibrate(Backend& backend, Communicator* world, Communicator* node,
-                      const std::string& device_name, DType gemm_dtype, int world_size,
-                      int threads) {
-  Allocator allocator(backend.memory(), 0);  // outside the run's budget and peaks
+Calibration calibrate(Backend& backend, Allocator& allocator, Communicator* world,
+                      Communicator* node, const std::string& device_name, DType gemm_dtype,
+                      int world_size, int threads) {
   const std::string path = default_calibration_path();
   // Rank 0 reads the cache and broadcasts what it found.
   std::string key;
@@ -143,7 +141,7 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   request.device = agreed_device(backend, allocator, world, request.device);
   if (!o.no_calibrate) {
     request.device = calibrated(
-        request.device, calibrate(backend, world, node.get(), request.device.name,
+        request.device, calibrate(backend, allocator, world, node.get(), request.device.name,
                                   compute_dtype(backend.compute_rule(), parse_dtype(o.dtype)),
                                   world_size, o.threads));
     // The run's own shapes and length, measured every time (milliseconds).

@@ -1,6 +1,5 @@
 #include "launch/plan_agreement.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "parallel/planner/benchmark_tools.h"
@@ -27,7 +26,7 @@ DeviceDescription agreed_device(Backend& backend, Allocator& allocator, Communic
                                 DeviceDescription d) {
   if (!world) return d;
   const auto largest = [&](double x) { return group_max(backend, allocator, world, x); };
-  const auto smallest = [&](double x) { return -group_max(backend, allocator, world, -x); };
+  const auto smallest = [&](double x) { return group_min(backend, allocator, world, x); };
   const auto most_mib = [&](size_t bytes) {
     return static_cast<size_t>(largest(std::ceil(static_cast<double>(bytes) / kMiB)) * kMiB);
   };

@@ -26,6 +26,10 @@ double group_max(Backend& backend, Allocator& allocator, Communicator* group, do
   return reduce_host_value(*group, backend, buf.as(DType::f32, {1}), value, ReduceOp::max);
 }
 
+double group_min(Backend& backend, Allocator& allocator, Communicator* group, double value) {
+  return -group_max(backend, allocator, group, -value);
+}
+
 double slowest_seconds(Backend& backend, Allocator& allocator, Communicator* world,
                        const std::function<void()>& run, int repeats) {
   run();  // warm-up

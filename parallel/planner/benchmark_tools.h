@@ -27,6 +27,8 @@ class BenchmarkTensors {
 
 // The largest of a host value over `group` (the value itself without one).
 double group_max(Backend& backend, Allocator& allocator, Communicator* group, double value);
+// The smallest, likewise.
+double group_min(Backend& backend, Allocator& allocator, Communicator* group, double value);
 
 // Seconds one `run` takes (the mean of `repeats` after one warm-up, the backend
 // synchronized around them) on the slowest rank of `world` (null: this rank).

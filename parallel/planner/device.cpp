@@ -124,6 +124,10 @@ const CollectiveRate& Link::rate(Collective op) const {
   return all_reduce;
 }
 
+CollectiveRate& Link::rate(Collective op) {
+  return const_cast<CollectiveRate&>(static_cast<const Link&>(*this).rate(op));
+}
+
 Link uniform_link(double bandwidth, double latency_s) {
   const CollectiveRate rate{bandwidth, latency_s};
   return Link{rate, rate, rate};

@@ -33,9 +33,14 @@ struct CollectiveRate {
 struct Link {
   CollectiveRate all_reduce, reduce_scatter, all_gather;
   const CollectiveRate& rate(Collective op) const;
+  CollectiveRate& rate(Collective op);
   // Whether it was measured (or set): a bandwidth of 0 is a link nobody measured.
   bool known() const { return all_reduce.bandwidth > 0; }
 };
+
+// The collectives a link holds a rate of, in the order links are measured and stored.
+constexpr Collective kLinkCollectives[] = {Collective::all_reduce, Collective::reduce_scatter,
+                                           Collective::all_gather};
 
 // The same rate for every collective.
 Link uniform_link(double bandwidth, double latency_s);

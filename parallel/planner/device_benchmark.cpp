@@ -142,9 +142,11 @@ CollectiveRate measure_rate(Backend& backend, Allocator& allocator, Communicator
 
 // Each collective a step runs, measured over `group`.
 Link measure_link(Backend& backend, Allocator& allocator, Communicator& group) {
-  return Link{measure_rate(backend, allocator, group, Collective::all_reduce),
-              measure_rate(backend, allocator, group, Collective::reduce_scatter),
-              measure_rate(backend, allocator, group, Collective::all_gather)};
+  Link link;
+  for (const Collective op : kLinkCollectives) {
+    link.rate(op) = measure_rate(backend, allocator, group, op);
+  }
+  return link;
 }
 
 // The slowest node's `mine` on every rank of `world` (the largest latency, the smallest
@@ -154,12 +156,15 @@ Link slowest_link(Backend& backend, Allocator& allocator, Communicator& world, c
   if (group_max(backend, allocator, &world, mine.known() ? 1.0 : 0.0) == 0) return Link{};
   constexpr double kNone = std::numeric_limits<double>::infinity();
   const bool known = mine.known();
-  // Braced initialisers evaluate in order, so every rank reduces the same figures in turn.
-  const auto slowest = [&](const CollectiveRate& rate) {
-    return CollectiveRate{-group_max(backend, allocator, &world, known ? -rate.bandwidth : -kNone),
-                          group_max(backend, allocator, &world, known ? rate.latency_s : 0.0)};
-  };
-  return Link{slowest(mine.all_reduce), slowest(mine.reduce_scatter), slowest(mine.all_gather)};
+  Link slowest;
+  for (const Collective op : kLinkCollectives) {
+    const CollectiveRate& rate = mine.rate(op);
+    slowest.rate(op).bandwidth =
+        group_min(backend, allocator, &world, known ? rate.bandwidth : kNone);
+    slowest.rate(op).latency_s =
+        group_max(backend, allocator, &world, known ? rate.latency_s : 0.0);
+  }
+  return slowest;
 }
 
 }  // namespace

@@ -29,8 +29,7 @@ TEST_CASE("calibration cache: write, read back, keep other entries") {
   CHECK(a->gemm_flops == 6.1e14);
   CHECK(a->gemm_half_rate_rows == 48);
   // Each collective's rate comes back as written, none standing in for another.
-  for (const Collective op :
-       {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+  for (const Collective op : kLinkCollectives) {
     CAPTURE(collective_name(op));
     CHECK(a->intra_node.rate(op).bandwidth == nvlink.rate(op).bandwidth);
     CHECK(a->intra_node.rate(op).latency_s == nvlink.rate(op).latency_s);

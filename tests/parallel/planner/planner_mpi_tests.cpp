@@ -220,8 +220,7 @@ namespace {
 std::vector<double> link_figures(const Calibration& c) {
   std::vector<double> figures;
   for (const Link* link : {&c.intra_node, &c.inter_node}) {
-    for (const Collective op :
-         {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+    for (const Collective op : kLinkCollectives) {
       figures.push_back(link->rate(op).bandwidth);
       figures.push_back(link->rate(op).latency_s);
     }
@@ -240,8 +239,7 @@ bool same_on_every_rank(const std::vector<double>& figures) {
 
 void check_measured(const Link& link) {
   REQUIRE(link.known());
-  for (const Collective op :
-       {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+  for (const Collective op : kLinkCollectives) {
     CAPTURE(collective_name(op));
     CHECK(std::isfinite(link.rate(op).bandwidth));
     CHECK(link.rate(op).bandwidth > 0);

@@ -27,9 +27,9 @@ Workload llama_7b() {
 
 // `link` with every collective's bandwidth times `bandwidth` and latency times `latency`.
 Link scaled(Link link, double bandwidth, double latency) {
-  for (CollectiveRate* rate : {&link.all_reduce, &link.reduce_scatter, &link.all_gather}) {
-    rate->bandwidth *= bandwidth;
-    rate->latency_s *= latency;
+  for (const Collective op : kLinkCollectives) {
+    link.rate(op).bandwidth *= bandwidth;
+    link.rate(op).latency_s *= latency;
   }
   return link;
 }
