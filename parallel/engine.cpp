@@ -181,6 +181,8 @@ double Engine::backward(bool reduce, const UpdateNow* update_now) {
   }
   if (offload_) accept_offloaded(update_now);
   finish_scatter(scattering);
+  // Nothing left to wait for: the device runs on while the host queues what comes next.
+  if (pending.empty()) return 0.0;
   // How long compute waits for the reductions compute did not hide.
   be_.record(*waits_start_, Queue::compute);
   for (auto& request : pending) request->wait();

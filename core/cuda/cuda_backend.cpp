@@ -16,7 +16,9 @@ namespace {
 
 struct CudaEvent : Event {
   cudaEvent_t event = nullptr;
-  CudaEvent() { LLMFT_CUDA_CHECK(cudaEventCreate(&event)); }
+  // Blocking sync: a host waiting for an event sleeps instead of spinning a core that the
+  // host's own work (the offloaded optimizer's threads) wants.
+  CudaEvent() { LLMFT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventBlockingSync)); }
   ~CudaEvent() override { cudaEventDestroy(event); }
 };
 
