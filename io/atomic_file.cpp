@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -29,6 +31,23 @@ void sync_parent_directory(const std::string& path) {
   ::close(fd);
 }
 
+// ".<filename>.<host>.<pid>.<n>.partial": n counts this process's shared writes.
+std::string shared_partial_path(const std::string& path) {
+  static std::atomic<unsigned long> writes{0};
+  char host[HOST_NAME_MAX + 1] = "host";
+  ::gethostname(host, sizeof host);
+  host[HOST_NAME_MAX] = '\0';
+  const std::filesystem::path p(path);
+  const std::string name = "." + p.filename().string() + "." + host + "." +
+                           std::to_string(::getpid()) + "." + std::to_string(writes++) + ".partial";
+  return (p.parent_path() / name).string();
+}
+
+void write_through(AtomicFile& file, std::string_view contents) {
+  file.write(contents.data(), contents.size());
+  file.commit();
+}
+
 }  // namespace
 
 std::string partial_path(const std::string& path) {
@@ -36,9 +55,11 @@ std::string partial_path(const std::string& path) {
   return (p.parent_path() / ("." + p.filename().string() + ".partial")).string();
 }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path) : AtomicFile(path, partial_path(path)) {}
+
+AtomicFile::AtomicFile(std::string path, std::string temp_path)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)) {
   LLMFT_REQUIRE(!path_.empty(), "cannot write a file with an empty path");
-  temp_path_ = partial_path(path_);
   file_ = std::fopen(temp_path_.c_str(), "wb");
   LLMFT_REQUIRE(file_ != nullptr, "cannot create " << temp_path_ << " (to write " << path_
                                                    << "): " << errno_text()
@@ -87,8 +108,12 @@ void AtomicFile::commit() {
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
   AtomicFile file(path);
-  file.write(contents.data(), contents.size());
-  file.commit();
+  write_through(file, contents);
+}
+
+void write_shared_file_atomically(const std::string& path, std::string_view contents) {
+  AtomicFile file(path, shared_partial_path(path));
+  write_through(file, contents);
 }
 
 }  // namespace llmft::io

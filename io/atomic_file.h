@@ -6,7 +6,8 @@
 // write of the same path replaces (and that a directory's writer may sweep: HfModelWriter).
 //
 // Thread-safety: not thread-safe; one thread writes one AtomicFile, and one process writes
-// a given path at a time (llmft writes each output from one rank).
+// a given path at a time (llmft writes each output from one rank), except through
+// write_shared_file_atomically.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,8 @@ class AtomicFile {
   // Creates (or truncates) the temp file next to `path`. Throws llmft::Error naming it and
   // errno.
   explicit AtomicFile(std::string path);
+  // The same, through the temp file `temp_path` (in the directory of `path`).
+  AtomicFile(std::string path, std::string temp_path);
   ~AtomicFile();
 
   AtomicFile(const AtomicFile&) = delete;
@@ -57,5 +60,11 @@ class AtomicFile {
 
 // Replaces the file at `path` with `contents`, atomically as AtomicFile does.
 void write_file_atomically(const std::string& path, std::string_view contents);
+
+// The same for a file that several processes may replace at once (the calibration cache in
+// a home directory that every job of a cluster shares): the temp file's name also carries
+// the host, the process and a count, ".<name>.<host>.<pid>.<n>.partial", so each writer
+// renames a complete file of its own and the last rename wins.
+void write_shared_file_atomically(const std::string& path, std::string_view contents);
 
 }  // namespace llmft::io

@@ -130,7 +130,7 @@ void write_calibration(const std::string& path, const std::string& key, const Ca
   cache.set("entries", std::move(entries));
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (!dir.empty()) io::ensure_directory(dir.string(), "calibration cache");
-  io::write_file_atomically(path, cache.dump() + "\n");
+  io::write_shared_file_atomically(path, cache.dump() + "\n");
 }
 
 }  // namespace llmft

@@ -13,8 +13,9 @@
 // measured.
 // A file of another version is measured again and replaced.
 //
-// Thread-safety: the functions share no state; concurrent writers of one cache file
-// each replace it whole (atomically), so the last one wins.
+// Thread-safety: the functions share no state; concurrent writers of one cache file (jobs
+// starting together on a shared home directory) each replace it whole through a temp file
+// of their own (io::write_shared_file_atomically), so the last one wins.
 #pragma once
 
 #include <optional>

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "tests/support/temp_dir.h"
@@ -14,6 +15,7 @@ namespace fs = std::filesystem;
 using llmft::Error;
 using llmft::io::AtomicFile;
 using llmft::io::write_file_atomically;
+using llmft::io::write_shared_file_atomically;
 using llmft::testing::TempDir;
 
 namespace {
@@ -126,4 +128,31 @@ TEST_CASE("AtomicFile finished but not published stays invisible and is removed"
   file.finish();
   file.publish();
   CHECK(read_all(path) == "bytes");
+}
+
+TEST_CASE("Writers replacing one shared file at once each publish a whole file of their own") {
+  // Two writers (two jobs' ranks 0 updating the calibration cache together), each replacing
+  // the file 50 times with 64 KiB of its own letter: with one fixed temp name they would
+  // write into the same temp file and the later rename would find it gone.
+  TempDir dir;
+  const std::string path = dir.file("calibration.json");
+  const auto writer = [&](char letter, bool* failed) {
+    const std::string contents(64 << 10, letter);
+    for (int i = 0; i < 50; ++i) {
+      try {
+        write_shared_file_atomically(path, contents);
+      } catch (const Error&) {
+        *failed = true;
+      }
+    }
+  };
+  bool failed_a = false, failed_b = false;
+  std::thread a(writer, 'a', &failed_a), b(writer, 'b', &failed_b);
+  a.join();
+  b.join();
+  CHECK_FALSE(failed_a);
+  CHECK_FALSE(failed_b);
+  const std::string last = read_all(path);
+  CHECK((last == std::string(64 << 10, 'a') || last == std::string(64 << 10, 'b')));
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
 }
