@@ -56,9 +56,14 @@ uint32_t alignment(const void* p) {
 
 struct Preference {
   cublasLtMatmulPreference_t preference = nullptr;
-  Preference(size_t workspace, const void* a, const void* b, const void* c) {
+  Preference(DType type, size_t workspace, const void* a, const void* b, const void* c) {
     LLMFT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
     set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
+    // Split-K partial products are added in f32: cuBLASLt's in-place and output-type
+    // reductions add them in c's dtype, which for bf16/fp16 rounds every partial sum.
+    const uint32_t reductions = type == DType::f32 ? CUBLASLT_REDUCTION_SCHEME_MASK
+                                                   : CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    set(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions);
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(a));
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(b));
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(c));
@@ -146,7 +151,7 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
                          alignment(c)};
   auto chosen = algorithms_.find(key);
   if (chosen == algorithms_.end()) {
-    const Preference preference(kWorkspaceBytes, a.data, b.data, c);
+    const Preference preference(type, kWorkspaceBytes, a.data, b.data, c);
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
     LLMFT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(

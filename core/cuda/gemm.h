@@ -1,9 +1,10 @@
 // Matrix products on the GPU through cuBLASLt: inputs and outputs in f32, bf16 or fp16,
-// always accumulated in f32 (for f32 data without TF32, so an f32 run computes what the
-// CPU does), an optional bias added by the epilogue (or, when not 16-byte aligned, written
-// into c before the product adds onto it), operands of any alignment (the heuristic is
-// told each pointer's; its choice is kept per shape and alignment), and a workspace of a
-// fixed, explicit size that the backend counts among its fixed memory.
+// always accumulated in f32, split-K partial sums included (for f32 data without TF32, so
+// an f32 run computes what the CPU does), an optional bias added by the epilogue (or, when
+// not 16-byte aligned, written into c before the product adds onto it), operands of any
+// alignment (the heuristic is told each pointer's; its choice is kept per shape and
+// alignment), and a workspace of a fixed, explicit size that the backend counts among its
+// fixed memory.
 // Thread-safety: one thread (one handle).
 #pragma once
 
