@@ -120,7 +120,7 @@ TEST_CASE("all_reduce sums and takes the max in f32, bf16 and fp16") {
   MpiCommunicator world(MPI_COMM_WORLD, kTestTimeoutSeconds);
   const int n = 37;
   for (DType dtype : kFloatTypes) {
-    CAPTURE(dtype_name(dtype));
+    CAPTURE(std::string(dtype_name(dtype)));
     std::vector<float> mine(n), sum(n, 0.0f), max(n, -1e30f);
     for (int i = 0; i < n; ++i) {
       mine[i] = exact_value(world.rank(), i);
@@ -148,7 +148,7 @@ TEST_CASE("fp16 sums keep the precision that bf16 lacks") {
 TEST_CASE("half-precision max propagates NaN from any rank") {
   MpiCommunicator world(MPI_COMM_WORLD, kTestTimeoutSeconds);
   for (DType dtype : {DType::bf16, DType::f16}) {
-    CAPTURE(dtype_name(dtype));
+    CAPTURE(std::string(dtype_name(dtype)));
     HostTensor data(dtype, {world.rank() == world.size() - 1 ? NAN : 1.0f, 2.0f});
     world.all_reduce(data.tensor(), ReduceOp::max)->wait();
     CHECK(std::isnan(data.values()[0]));
@@ -161,7 +161,7 @@ TEST_CASE("reduce_scatter gives each rank the sum of its block") {
   const int n = 5, size = world.size();
   auto value = [](int rank, int block, int i) { return (rank + 1.0f) * (block + 1) + i; };
   for (DType dtype : kFloatTypes) {
-    CAPTURE(dtype_name(dtype));
+    CAPTURE(std::string(dtype_name(dtype)));
     std::vector<float> mine(size * n), expected(n, 0.0f);
     for (int block = 0; block < size; ++block) {
       for (int i = 0; i < n; ++i) mine[block * n + i] = value(world.rank(), block, i);
@@ -193,7 +193,7 @@ TEST_CASE("all_gather puts every rank's block in rank order") {
   MpiCommunicator world(MPI_COMM_WORLD, kTestTimeoutSeconds);
   const int n = 3, size = world.size();
   for (DType dtype : kFloatTypes) {
-    CAPTURE(dtype_name(dtype));
+    CAPTURE(std::string(dtype_name(dtype)));
     std::vector<float> mine(n), expected(size * n);
     for (int i = 0; i < n; ++i) mine[i] = 10.0f * world.rank() + i;
     for (int r = 0; r < size; ++r) {
@@ -377,7 +377,7 @@ TEST_CASE("a staged communicator (device buffers through host copies) gives the 
                             backend);
   const int size = direct.size(), n = 6;
   for (DType dtype : kFloatTypes) {
-    CAPTURE(dtype_name(dtype));
+    CAPTURE(std::string(dtype_name(dtype)));
     const std::vector<float> mine = rounding_values(direct.rank(), size * n);
     HostTensor a(dtype, mine), b(dtype, mine);
     direct.all_reduce(a.tensor(), ReduceOp::sum)->wait();

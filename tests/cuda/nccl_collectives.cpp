@@ -79,7 +79,7 @@ TEST_CASE("NCCL collectives give the MPI communicator's results") {
   MpiCommunicator mpi(MPI_COMM_WORLD, 60);
   const int size = mpi.size(), rank = mpi.rank(), n = 12;
   for (DType dtype : kFloatTypes) {
-    CAPTURE(dtype_name(dtype));
+    CAPTURE(std::string(dtype_name(dtype)));
     for (ReduceOp op : {ReduceOp::sum, ReduceOp::max}) {
       DeviceTensor d(alloc, *backend, dtype, exact_values(rank, size * n));
       HostTensor h(dtype, exact_values(rank, size * n));

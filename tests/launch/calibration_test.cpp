@@ -30,7 +30,7 @@ TEST_CASE("calibration cache: write, read back, keep other entries") {
   CHECK(a->gemm_half_rate_rows == 48);
   // Each collective's rate comes back as written, none standing in for another.
   for (const Collective op : kLinkCollectives) {
-    CAPTURE(collective_name(op));
+    CAPTURE(std::string(collective_name(op)));
     CHECK(a->intra_node.rate(op).bandwidth == nvlink.rate(op).bandwidth);
     CHECK(a->intra_node.rate(op).latency_s == nvlink.rate(op).latency_s);
     CHECK(b->inter_node.rate(op).bandwidth == infiniband.rate(op).bandwidth);

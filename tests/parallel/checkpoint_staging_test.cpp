@@ -35,7 +35,7 @@ TEST_CASE("checkpoint staging equals the largest transfer in every layout") {
             for (int tp_rank = 0; tp_rank < tp; ++tp_rank) {
               for (int dp_rank : {0, 2}) {  // of 3: uneven shards
                 CAPTURE(preset);
-                CAPTURE(optimizer_kind_name(kind));
+                CAPTURE(std::string(optimizer_kind_name(kind)));
                 CAPTURE(zero);
                 CAPTURE(tp_rank);
                 CAPTURE(dp_rank);

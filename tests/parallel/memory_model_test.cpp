@@ -70,8 +70,8 @@ void run_and_compare(const Case& k) {
   for (int i = 0; i < kMemoryCategoryCount; ++i) {
     const double measured = static_cast<double>(alloc.peak_by_category()[i]);
     const double predicted = static_cast<double>(p.peak_by_category[i]);
-    INFO("category " << memory_category_name(static_cast<MemoryCategory>(i)) << ": measured "
-                     << measured << " predicted " << predicted);
+    INFO("category " << std::string(memory_category_name(static_cast<MemoryCategory>(i)))
+                     << ": measured " << measured << " predicted " << predicted);
     CHECK(predicted == measured);
   }
   const double measured = static_cast<double>(alloc.total_peak());

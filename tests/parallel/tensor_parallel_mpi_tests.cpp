@@ -224,7 +224,7 @@ TEST_CASE("the memory model holds on every rank of a dp x tp mesh") {
           CAPTURE(sequence_parallel);
           CAPTURE(zero);
           CAPTURE(std::string(optimizer_kind_name(kind)));
-          CAPTURE(dtype_name(dtype));
+          CAPTURE(std::string(dtype_name(dtype)));
           const ModelConfig c = tp_config(ModelFamily::llama);
           EngineOptions o = options(kind);
           o.dtype = dtype;
@@ -291,7 +291,7 @@ TEST_CASE("tensor-parallel traffic per step is what the time model prices") {
         expected[static_cast<int>(Collective::all_reduce)].bytes += 4 * norm_sums;
         for (Collective op :
              {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
-          CAPTURE(collective_name(op));
+          CAPTURE(std::string(collective_name(op)));
           const CollectiveCounter& counted =
               mesh.tensor_parallel().counters()[static_cast<int>(op)];
           CHECK(counted.calls == expected[static_cast<int>(op)].calls);

@@ -240,7 +240,7 @@ bool same_on_every_rank(const std::vector<double>& figures) {
 void check_measured(const Link& link) {
   REQUIRE(link.known());
   for (const Collective op : kLinkCollectives) {
-    CAPTURE(collective_name(op));
+    CAPTURE(std::string(collective_name(op)));
     CHECK(std::isfinite(link.rate(op).bandwidth));
     CHECK(link.rate(op).bandwidth > 0);
     CHECK(link.rate(op).latency_s > 0);
