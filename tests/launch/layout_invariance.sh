@@ -30,7 +30,8 @@ mkdir -p "$work"
   > /dev/null
 device=()
 if [[ -n ${LLMFT_TEST_DEVICE:-} ]]; then
-  device=(--device "$LLMFT_TEST_DEVICE" --share-devices)
+  # A collective gives up within a minute, naming itself, well inside gpu_check's bound.
+  device=(--device "$LLMFT_TEST_DEVICE" --share-devices --comm-timeout 60)
   if ! "$llmft" "${device[@]}" --model llama-tiny --data "$work/text.tok" --seq-len 16 \
     --steps 1 > "$work/probe.log" 2>&1; then
     # Only "this machine has no GPU" is a skip; any other failure of the probe is a failure.
