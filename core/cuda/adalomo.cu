@@ -58,12 +58,12 @@ __global__ void row_sums_kernel(float* row_sums, const G* g, int64_t rows, int64
 }
 
 template <typename G>
-__global__ void col_sums_kernel(float* col_sums, const G* g, int64_t rows, int64_t cols,
-                                float grad_scale) {
+__global__ void __launch_bounds__(kColumnThreads)
+    col_sums_kernel(float* col_sums, const G* g, int64_t rows, int64_t cols, float grad_scale) {
   const int64_t c = block_column();
   const double total = column_sum<double>(
       rows, [&](int64_t r) { return c < cols ? square(g, r * cols + c, grad_scale) : 0.0; });
-  if (threadIdx.x >= 32 || c >= cols) return;
+  if (!holds_column_total() || c >= cols) return;
   col_sums[c] = static_cast<float>(total);
 }
 

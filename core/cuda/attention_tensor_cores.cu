@@ -61,6 +61,24 @@ template <typename T>
 using ColB = wmma::fragment<wmma::matrix_b, kEdge, kEdge, kEdge, T, wmma::col_major>;
 using Accumulator = wmma::fragment<wmma::accumulator, kEdge, kEdge, kEdge, float>;
 
+// The grid is (sequences, heads, tiles), heaviest tiles first. Under the causal mask a
+// tile's work grows with its queries' positions (a forward or dQ tile of the last queries
+// meets every key tile, one of the first queries one) and shrinks with its keys' (dK, dV):
+// up to 64-fold at 4096 positions. Blocks start in grid order, x fastest, so with the tile
+// on z every sequence's and head's heaviest tiles start first and the light ones fill the
+// multiprocessors behind them, instead of the last (sequence, head)'s heavy tiles running
+// alone at the end.
+inline dim3 tile_grid(int64_t T, int64_t B, int64_t heads) {
+  return dim3(static_cast<unsigned>(B), static_cast<unsigned>(heads),
+              static_cast<unsigned>((T + kRows - 1) / kRows));
+}
+__device__ __forceinline__ int64_t query_tile() {
+  return gridDim.z - 1 - blockIdx.z;
+}
+__device__ __forceinline__ int64_t key_tile() {
+  return blockIdx.z;
+}
+
 // Copies `count` rows of D values (row i at src + row_offset(i)) into a shared (64, pitch)
 // tile in 16-byte pieces; rows at or past `count` become zeros.
 template <int D, typename T, typename Offset>
@@ -160,7 +178,7 @@ __global__ void __launch_bounds__(kThreads)
   float* scratch =
       reinterpret_cast<float*>(Vs + kRows * Pitch<D>::row + kWarps * kEdge * Pitch<D>::probs) +
       warp * kEdge * Pitch<D>::scores;
-  const int64_t b = blockIdx.z, h = blockIdx.y, i0 = blockIdx.x * static_cast<int64_t>(kRows);
+  const int64_t b = blockIdx.x, h = blockIdx.y, i0 = query_tile() * static_cast<int64_t>(kRows);
   const int64_t g = h / (L.H / L.KVH);
   const int queries = tile_rows<kRows>(T_len - i0);
   load_rows<D>(Qs, qkv, queries, [&](int row) { return L.q(b, first_query + i0 + row, h); });
@@ -283,7 +301,7 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane >> 1, half = lane & 1;
   const BackwardShared<D, T> s(shared, warp);
-  const int64_t b = blockIdx.z, g = blockIdx.y, j0 = blockIdx.x * static_cast<int64_t>(kRows);
+  const int64_t b = blockIdx.x, g = blockIdx.y, j0 = key_tile() * static_cast<int64_t>(kRows);
   const int keys = tile_rows<kRows>(T_len - j0);
   load_keys_values<D>(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
   Accumulator dk[D / kEdge], dv[D / kEdge];
@@ -344,7 +362,7 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane >> 1, half = lane & 1;
   const BackwardShared<D, T> s(shared, warp);
-  const int64_t b = blockIdx.z, h = blockIdx.y, i0 = blockIdx.x * static_cast<int64_t>(kRows);
+  const int64_t b = blockIdx.x, h = blockIdx.y, i0 = query_tile() * static_cast<int64_t>(kRows);
   const int64_t g = h / (L.H / L.KVH);
   const int queries = tile_rows<kRows>(T_len - i0);
   load_queries(s, qkv, out, dout, lse, L, T_len, b, h, i0, queries);
@@ -437,9 +455,7 @@ bool tensor_core_attention_forward(void* out, float* lse, const void* qkv, DType
     constexpr size_t bytes = forward_shared_bytes<kD, S>();
     if (bytes > shared_memory_limit()) return false;
     allow_shared(forward_kernel<kD, S>, bytes);
-    const dim3 grid(static_cast<unsigned>((T + kRows - 1) / kRows), static_cast<unsigned>(H),
-                    static_cast<unsigned>(B));
-    forward_kernel<kD, S><<<grid, kThreads, bytes, stream>>>(
+    forward_kernel<kD, S><<<tile_grid(T, B, H), kThreads, bytes, stream>>>(
         static_cast<S*>(out), lse, static_cast<const S*>(qkv), T, AttentionLayout{R, H, KVH, D},
         first_query, 1.0f / std::sqrt(static_cast<float>(D)));
     LLMFT_CUDA_LAUNCH_CHECK();
@@ -456,20 +472,17 @@ bool tensor_core_attention_backward(void* dqkv, const void* dout, const void* qk
     constexpr int kD = decltype(head_dim)::value;
     constexpr size_t bytes = BackwardShared<kD, S>::bytes();
     if (bytes > shared_memory_limit()) return false;
-    const unsigned tiles = static_cast<unsigned>((T + kRows - 1) / kRows);
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     const AttentionLayout L{T, H, KVH, D};
     allow_shared(key_value_grads_kernel<kD, S>, bytes);
-    key_value_grads_kernel<kD, S>
-        <<<dim3(tiles, static_cast<unsigned>(KVH), static_cast<unsigned>(B)), kThreads, bytes,
-           stream>>>(static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
-                     static_cast<const S*>(dout), lse, T, L, scale);
+    key_value_grads_kernel<kD, S><<<tile_grid(T, B, KVH), kThreads, bytes, stream>>>(
+        static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
+        static_cast<const S*>(dout), lse, T, L, scale);
     LLMFT_CUDA_LAUNCH_CHECK();
     allow_shared(query_grads_kernel<kD, S>, bytes);
-    query_grads_kernel<kD, S>
-        <<<dim3(tiles, static_cast<unsigned>(H), static_cast<unsigned>(B)), kThreads, bytes,
-           stream>>>(static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
-                     static_cast<const S*>(dout), lse, T, L, scale);
+    query_grads_kernel<kD, S><<<tile_grid(T, B, H), kThreads, bytes, stream>>>(
+        static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
+        static_cast<const S*>(dout), lse, T, L, scale);
     LLMFT_CUDA_LAUNCH_CHECK();
     return true;
   });

@@ -1,9 +1,11 @@
 // Sums down the columns of an (N, C) array in a fixed order, for the weight- and bias-
-// gradient kernels (and AdaLomo's column statistics): a block takes 32 adjacent columns,
-// a lane each, and kColumnWarps warps split the rows (warp w adds rows w, w + kColumnWarps,
-// ...); warp 0 then adds the warps' sums in warp order. The order depends only on N, so
-// the bits are the same on every run and GPU; one thread walking every row of its column
-// left all but C / 256 of the GPU's multiprocessors idle.
+// gradient kernels (and AdaLomo's column statistics): a block takes 16 adjacent columns,
+// and each half-warp reads them from one row (32 bytes of bf16, one memory sector): its
+// kRowSlots half-warps split the rows (slot s adds rows s, s + kRowSlots, ...), and the
+// first 16 threads then add the slots' sums in slot order. The order depends only on N,
+// so the bits are the same on every run and GPU. 32 columns a block (a warp a row) left
+// half of a 132-multiprocessor GPU idle at hidden size 2048, and one thread walking every
+// row of its column all but C / 256 of them.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,32 +14,40 @@
 
 namespace llmft::cuda {
 
-constexpr int kColumnWarps = 16;
-constexpr int kColumnThreads = 32 * kColumnWarps;
+constexpr int kColumns = 16;  // a block's columns: a half-warp's lanes
+constexpr int kColumnWarps = 32;
+constexpr int kColumnThreads = 32 * kColumnWarps;  // kernels declare __launch_bounds__ of it
+constexpr int kRowSlots = 2 * kColumnWarps;
 
 inline unsigned column_blocks(int64_t C) {
-  return static_cast<unsigned>((C + 31) / 32);
+  return static_cast<unsigned>((C + kColumns - 1) / kColumns);
 }
 
 // This thread's column (it may lie past the array's last).
 __device__ __forceinline__ int64_t block_column() {
-  return blockIdx.x * int64_t{32} + threadIdx.x % 32;
+  return blockIdx.x * int64_t{kColumns} + threadIdx.x % kColumns;
 }
 
-// The sum of term(n) over n < N for this lane's column, returned to warp 0 (the other
-// warps get zero). Acc: a trivially constructible type with +=, zero when value-initialised.
-// Every thread of the block must call it; term must return zero past the last column.
+// Whether this thread holds its column's total after column_sum: one thread a column.
+__device__ __forceinline__ bool holds_column_total() {
+  return threadIdx.x < kColumns;
+}
+
+// The sum of term(n) over n < N for this thread's column, returned to the thread that
+// holds_column_total (the others get zero). Acc: a trivially constructible type with +=,
+// zero when value-initialised. Every thread of the block must call it; term must return
+// zero past the last column.
 template <typename Acc, typename Term>
 __device__ Acc column_sum(int64_t N, Term term) {
-  __shared__ Acc partial[kColumnWarps][32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __shared__ Acc partial[kRowSlots][kColumns];
+  const int slot = threadIdx.x / kColumns, column = threadIdx.x % kColumns;
   Acc sum{};
-  for (int64_t n = warp; n < N; n += kColumnWarps) sum += term(n);
-  partial[warp][lane] = sum;
+  for (int64_t n = slot; n < N; n += kRowSlots) sum += term(n);
+  partial[slot][column] = sum;
   __syncthreads();
   Acc total{};
-  if (warp == 0) {
-    for (int w = 0; w < kColumnWarps; ++w) total += partial[w][lane];
+  if (holds_column_total()) {
+    for (int s = 0; s < kRowSlots; ++s) total += partial[s][column];
   }
   return total;
 }

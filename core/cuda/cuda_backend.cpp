@@ -58,13 +58,17 @@ DType same_dtype(std::initializer_list<const Tensor*> tensors, const char* hook)
   return dtype;
 }
 
-// Attention's kernels put sequences and heads on the grid's y and z axes (65535 at most).
-void require_attention_grid(int64_t sequences, int n_head) {
+// Attention's kernels put sequences, heads and (the tensor-core ones) 64-row tiles of
+// positions on the grid's y and z axes (65535 at most).
+void require_attention_grid(int64_t sequences, int n_head, int64_t rows) {
   constexpr int64_t kGridLimit = 65535;
   LLMFT_REQUIRE(sequences <= kGridLimit && n_head <= kGridLimit,
                 "cuda backend: attention over " << sequences << " sequences of " << n_head
                                                 << " heads; at most " << kGridLimit
                                                 << " of each in one call (lower --micro-batch)");
+  LLMFT_REQUIRE(rows <= kGridLimit * 64, "cuda backend: attention over "
+                                             << rows << " positions; at most " << kGridLimit * 64
+                                             << " in one call (lower --seq-len)");
 }
 
 int64_t adalomo_cols(const Tensor& t) {
@@ -395,7 +399,7 @@ void CudaBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_he
   const DType dtype = same_dtype({&out, &qkv}, "attention_forward");
   const int64_t B = qkv.dim(0), D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
   const int64_t T = out.numel() / (B * n_head * D);
-  require_attention_grid(B, n_head);
+  require_attention_grid(B, n_head, qkv.dim(1));
   cuda::attention_forward(out.data, f32(lse), qkv.data, dtype, B, T, n_head, n_kv_head, D,
                           qkv.dim(1), first_query, compute_);
 }
@@ -404,7 +408,7 @@ void CudaBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tenso
                                      int n_head, int n_kv_head) {
   const DType dtype = same_dtype({&dqkv, &dout, &qkv, &out}, "attention_backward");
   const int64_t D = out.dim(-1) / n_head;
-  require_attention_grid(qkv.dim(0), n_head);
+  require_attention_grid(qkv.dim(0), n_head, qkv.dim(1));
   cuda::attention_backward(dqkv.data, dout.data, qkv.data, out.data, f32(lse), dtype, qkv.dim(0),
                            qkv.dim(1), n_head, n_kv_head, D, compute_);
 }

@@ -22,7 +22,11 @@ void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t
 void add_inplace(void* acc, DType acc_type, const void* x, DType x_type, int64_t n,
                  cudaStream_t stream);
 // *sum_sq (f32) += sum of x^2, through `partials` (kSumBlocks doubles of scratch).
-constexpr int kSumBlocks = 256;
+// kSumBlocks blocks of 256 threads fill a 132-multiprocessor GPU (eight a multiprocessor):
+// a quarter of that left most of its memory bandwidth idle. The figure is fixed, so the
+// order of the additions, and the bits, are the same on every GPU; it is at most 1024, the
+// threads of the one block that adds the partial sums.
+constexpr int kSumBlocks = 1024;
 void sum_squares(float* sum_sq, const void* x, DType type, int64_t n, double* partials,
                  cudaStream_t stream);
 // out(C) += sum over the N rows of x(N, C).

@@ -57,4 +57,20 @@ inline unsigned blocks_for(int64_t n, int threads) {
   return static_cast<unsigned>((n + threads - 1) / threads);
 }
 
+// Streaming kernels give each thread kPerThread elements, a block's threads side by side
+// (coalesced) kPerThread times over, and load all of a thread's before storing any: with
+// one 2-byte load per thread too few bytes are in flight to reach the memory's bandwidth
+// (PyTorch's elementwise kernels do the same).
+constexpr int kPerThread = 4;
+
+// Blocks of `threads` covering n elements, kPerThread each.
+inline unsigned element_blocks(int64_t n, int threads) {
+  return blocks_for(n, threads * kPerThread);
+}
+
+// Element k (< kPerThread) of this thread, along the grid's x axis.
+__device__ __forceinline__ int64_t element_index(int k) {
+  return (blockIdx.x * static_cast<int64_t>(kPerThread) + k) * blockDim.x + threadIdx.x;
+}
+
 }  // namespace llmft::cuda

@@ -19,8 +19,17 @@ __global__ void fill_kernel(T* x, float value, int64_t n) {
 
 template <typename D, typename S>
 __global__ void convert_kernel(D* dst, const S* src, int64_t n) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < n) dst[i] = store<D>(load(src[i]));
+  float x[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t i = element_index(k);
+    x[k] = i < n ? load(src[i]) : 0.0f;
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t i = element_index(k);
+    if (i < n) dst[i] = store<D>(x[k]);
+  }
 }
 
 template <typename T>
@@ -31,8 +40,17 @@ __global__ void repeat_rows_kernel(T* out, int64_t ld, const T* row, int64_t row
 
 template <typename A, typename X>
 __global__ void add_kernel(A* acc, const X* x, int64_t n) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < n) acc[i] = store<A>(load(acc[i]) + load(x[i]));
+  float sum[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t i = element_index(k);
+    sum[k] = i < n ? load(acc[i]) + load(x[i]) : 0.0f;
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t i = element_index(k);
+    if (i < n) acc[i] = store<A>(sum[k]);
+  }
 }
 
 // Block b sums the squares of elements b, b + kSumBlocks x kThreads, ... (each thread a
@@ -57,11 +75,12 @@ __global__ void add_partials(float* total, const double* partials) {
 }
 
 template <typename O, typename X>
-__global__ void column_sums_kernel(O* out, const X* x, int64_t N, int64_t C) {
+__global__ void __launch_bounds__(kColumnThreads)
+    column_sums_kernel(O* out, const X* x, int64_t N, int64_t C) {
   const int64_t c = block_column();
   const float sum =
       column_sum<float>(N, [&](int64_t n) { return c < C ? load(x[n * C + c]) : 0.0f; });
-  if (threadIdx.x >= 32 || c >= C) return;
+  if (!holds_column_total() || c >= C) return;
   out[c] = store<O>(load(out[c]) + sum);
 }
 
@@ -83,7 +102,7 @@ void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t
     dispatch_float(src_type, [&](auto s) {
       using D = decltype(d);
       using S = decltype(s);
-      convert_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(
+      convert_kernel<<<element_blocks(n, kThreads), kThreads, 0, stream>>>(
           static_cast<D*>(dst), static_cast<const S*>(src), n);
     });
   });
@@ -97,8 +116,8 @@ void add_inplace(void* acc, DType acc_type, const void* x, DType x_type, int64_t
     dispatch_float(x_type, [&](auto s) {
       using A = decltype(a);
       using X = decltype(s);
-      add_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(static_cast<A*>(acc),
-                                                                   static_cast<const X*>(x), n);
+      add_kernel<<<element_blocks(n, kThreads), kThreads, 0, stream>>>(static_cast<A*>(acc),
+                                                                       static_cast<const X*>(x), n);
     });
   });
   LLMFT_CUDA_LAUNCH_CHECK();

@@ -78,16 +78,16 @@ struct ParamSums {
 };
 
 template <typename T>
-__global__ void layernorm_params_kernel(T* dweight, T* dbias, const T* dout, const T* inp,
-                                        const float* mean, const float* rstd, int64_t N,
-                                        int64_t C) {
+__global__ void __launch_bounds__(kColumnThreads)
+    layernorm_params_kernel(T* dweight, T* dbias, const T* dout, const T* inp, const float* mean,
+                            const float* rstd, int64_t N, int64_t C) {
   const int64_t c = block_column();
   const ParamSums sums = column_sum<ParamSums>(N, [&](int64_t n) {
     if (c >= C) return ParamSums{};
     const float dy = load(dout[n * C + c]);
     return ParamSums{(load(inp[n * C + c]) - mean[n]) * rstd[n] * dy, dy};
   });
-  if (threadIdx.x >= 32 || c >= C) return;
+  if (!holds_column_total() || c >= C) return;
   dweight[c] = store<T>(load(dweight[c]) + sums.dweight);
   dbias[c] = store<T>(load(dbias[c]) + sums.dbias);
 }
@@ -126,13 +126,14 @@ __global__ void rmsnorm_dinp_kernel(T* dinp, const T* dout, const T* inp, const 
 }
 
 template <typename T>
-__global__ void rmsnorm_weight_kernel(T* dweight, const T* dout, const T* inp, const float* rstd,
-                                      int64_t N, int64_t C) {
+__global__ void __launch_bounds__(kColumnThreads)
+    rmsnorm_weight_kernel(T* dweight, const T* dout, const T* inp, const float* rstd, int64_t N,
+                          int64_t C) {
   const int64_t c = block_column();
   const float dw = column_sum<float>(N, [&](int64_t n) {
     return c < C ? load(dout[n * C + c]) * load(inp[n * C + c]) * rstd[n] : 0.0f;
   });
-  if (threadIdx.x >= 32 || c >= C) return;
+  if (!holds_column_total() || c >= C) return;
   dweight[c] = store<T>(load(dweight[c]) + dw);
 }
 
