@@ -167,7 +167,10 @@ step_ranks() {
   # within 2%.
   check env LLMFT_TEST_DEVICE=cuda bash "$root/tests/launch/layout_invariance.sh" \
     "$build/llmft" "$root" /tmp/layout_invariance_cuda "$mpiexec" "${mpi_flags[@]}"
-  if ((have_nccl)); then check "$mpiexec" -n 1 "${mpi_flags[@]}" "$build/tests/nccl_tests"; fi
+  # Its timeout cases wait 2 s each: a minute is plenty.
+  if ((have_nccl)); then
+    check timeout 60 "$mpiexec" -n 1 "${mpi_flags[@]}" "$build/tests/nccl_tests"
+  fi
 }
 
 step_bench-gpt2() {

@@ -3,17 +3,23 @@
 // whose sums are exact in bf16 and fp16, so any summation order agrees), two large
 // all-reduces queued back to back both complete with the right sums, and a rank that
 // never joins a collective ends the others' wait with the timeout error, naming the
-// collective and the group. A communicator warmed before the backend reserves its slab has
-// its buffers measured (the communicator overhead), and collectives of every size then
-// allocate no more device memory. Where no GPU can run (no driver, no device, a build without
-// CUDA) every rank reports the program skipped (exit 77).
+// collective and the group (with two GPUs or more; on one, a collective held behind a
+// stalled compute stream ends its wait the same way, and the communicator is aborted). A
+// communicator warmed before the backend reserves its slab has its buffers measured (the
+// communicator overhead), and collectives of every size then allocate no more device memory. Where
+// no GPU can run (no driver, no device, a build without CUDA) every rank reports the program
+// skipped (exit 77).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <mpi.h>
 
+#include <cuda_runtime.h>
+
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm/failure_notice.h"
@@ -183,6 +189,35 @@ TEST_CASE("a rank that never joins ends the others' NCCL wait with the timeout e
           std::string::npos);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A host function that holds the stream it was queued on for `seconds`.
+void CUDART_CB hold_stream(void* seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(*static_cast<double*>(seconds)));
+}
+
+TEST_CASE("a collective that cannot start ends its wait with the timeout error, on one GPU") {
+  // Each rank alone in a communicator of its own: its compute stream is held for 4 s, so
+  // the all-reduce, ordered after compute's work, cannot start within its 2 s timeout.
+  std::unique_ptr<Backend> backend = gpu();
+  auto& cuda = dynamic_cast<CudaBackend&>(*backend);
+  Allocator alloc(backend->memory(), 0);
+  NcclCommunicator nccl(MPI_COMM_SELF, cuda, 2.0, "alone");
+  nccl.set_context("step 5");
+  DeviceTensor t(alloc, *backend, DType::f32, {1.0f});
+  static double held_seconds = 4.0;
+  REQUIRE(cudaLaunchHostFunc(cuda.compute_stream(), hold_stream, &held_seconds) == cudaSuccess);
+  std::string error = "(no error)";
+  try {
+    nccl.all_reduce(t.tensor, ReduceOp::sum)->wait();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  CHECK(error.find("NCCL all_reduce in group alone (step 5) did not complete within 2 s") !=
+        std::string::npos);
+  // The aborted communicator refuses further work rather than hanging on it.
+  CHECK_THROWS_AS(nccl.all_reduce(t.tensor, ReduceOp::sum), Error);
+  backend->synchronize();  // the held stream runs on
 }
 
 }  // namespace
