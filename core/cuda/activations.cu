@@ -12,34 +12,28 @@ constexpr int kThreads = 256;
 
 template <typename T>
 __global__ void gelu_forward_kernel(T* out, const T* inp, int64_t n) {
-  float x[kPerThread];
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = element_index(k);
-    x[k] = i < n ? load(inp[i]) : 0.0f;
-  }
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = element_index(k);
-    if (i < n) out[i] = store<T>(element::gelu(x[k], tanhf(element::gelu_tanh_arg(x[k]))));
-  }
+  stream_elements<float>(
+      n, element_index, [&](int64_t i) { return load(inp[i]); },
+      [&](int64_t i, float x) {
+        out[i] = store<T>(element::gelu(x, tanhf(element::gelu_tanh_arg(x))));
+      });
 }
+
+struct InputAndGradient {
+  float x, dy;
+};
 
 template <typename T>
 __global__ void gelu_backward_kernel(T* dinp, const T* inp, const T* dout, int64_t n) {
-  float x[kPerThread], dy[kPerThread];
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = element_index(k);
-    x[k] = i < n ? load(inp[i]) : 0.0f;
-    dy[k] = i < n ? load(dout[i]) : 0.0f;
-  }
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = element_index(k);
-    const float t = tanhf(element::gelu_tanh_arg(x[k]));
-    if (i < n) dinp[i] = store<T>(element::gelu_derivative(x[k], t) * dy[k]);
-  }
+  stream_elements<InputAndGradient>(
+      n, element_index,
+      [&](int64_t i) {
+        return InputAndGradient{load(inp[i]), load(dout[i])};
+      },
+      [&](int64_t i, InputAndGradient v) {
+        const float t = tanhf(element::gelu_tanh_arg(v.x));
+        dinp[i] = store<T>(element::gelu_derivative(v.x, t) * v.dy);
+      });
 }
 
 __device__ __forceinline__ float sigmoid(float x) {
@@ -56,48 +50,40 @@ __device__ __forceinline__ int64_t swiglu_column(int k) {
   return (blockIdx.y * static_cast<int64_t>(kPerThread) + k) * kThreads + threadIdx.x;
 }
 
+// A column's gate and up values, and (backward) its output gradient.
+struct GateUp {
+  float gate, up, dy;
+};
+
 template <typename T>
 __global__ void swiglu_forward_kernel(T* out, const T* gate_up, int64_t I) {
   const int64_t n = blockIdx.x;
   const T* gate = gate_up + n * 2 * I;
-  const T* up = gate + I;
-  float g[kPerThread], u[kPerThread];
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t c = swiglu_column(k);
-    g[k] = c < I ? load(gate[c]) : 0.0f;
-    u[k] = c < I ? load(up[c]) : 0.0f;
-  }
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t c = swiglu_column(k);
-    if (c < I) out[n * I + c] = store<T>(element::swiglu(g[k], u[k], sigmoid(g[k])));
-  }
+  stream_elements<GateUp>(
+      I, swiglu_column,
+      [&](int64_t c) {
+        return GateUp{load(gate[c]), load(gate[I + c]), 0.0f};
+      },
+      [&](int64_t c, GateUp v) {
+        out[n * I + c] = store<T>(element::swiglu(v.gate, v.up, sigmoid(v.gate)));
+      });
 }
 
 template <typename T>
 __global__ void swiglu_backward_kernel(T* dgate_up, const T* gate_up, const T* dout, int64_t I) {
   const int64_t n = blockIdx.x;
   const T* gate = gate_up + n * 2 * I;
-  const T* up = gate + I;
-  float g[kPerThread], u[kPerThread], dy[kPerThread];
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t c = swiglu_column(k);
-    g[k] = c < I ? load(gate[c]) : 0.0f;
-    u[k] = c < I ? load(up[c]) : 0.0f;
-    dy[k] = c < I ? load(dout[n * I + c]) : 0.0f;
-  }
   T* dgate = dgate_up + n * 2 * I;
-  T* dup = dgate + I;
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t c = swiglu_column(k);
-    if (c >= I) continue;
-    const float s = sigmoid(g[k]);
-    dgate[c] = store<T>(element::swiglu_dgate(g[k], u[k], s, dy[k]));
-    dup[c] = store<T>(element::swiglu_dup(g[k], s, dy[k]));
-  }
+  stream_elements<GateUp>(
+      I, swiglu_column,
+      [&](int64_t c) {
+        return GateUp{load(gate[c]), load(gate[I + c]), load(dout[n * I + c])};
+      },
+      [&](int64_t c, GateUp v) {
+        const float s = sigmoid(v.gate);
+        dgate[c] = store<T>(element::swiglu_dgate(v.gate, v.up, s, v.dy));
+        dgate[I + c] = store<T>(element::swiglu_dup(v.gate, s, v.dy));
+      });
 }
 
 }  // namespace

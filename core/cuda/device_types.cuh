@@ -73,4 +73,22 @@ __device__ __forceinline__ int64_t element_index(int k) {
   return (blockIdx.x * static_cast<int64_t>(kPerThread) + k) * blockDim.x + threadIdx.x;
 }
 
+// This thread's elements index(0 .. kPerThread - 1), those below n: first what
+// load_one(i) reads of each (a Loaded), then store_one(i, loaded) for each.
+template <typename Loaded, typename Index, typename Load, typename Store>
+__device__ __forceinline__ void stream_elements(int64_t n, Index index, Load load_one,
+                                                Store store_one) {
+  Loaded loaded[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t i = index(k);
+    if (i < n) loaded[k] = load_one(i);
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t i = index(k);
+    if (i < n) store_one(i, loaded[k]);
+  }
+}
+
 }  // namespace llmft::cuda

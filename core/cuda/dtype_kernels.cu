@@ -19,17 +19,9 @@ __global__ void fill_kernel(T* x, float value, int64_t n) {
 
 template <typename D, typename S>
 __global__ void convert_kernel(D* dst, const S* src, int64_t n) {
-  float x[kPerThread];
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = element_index(k);
-    x[k] = i < n ? load(src[i]) : 0.0f;
-  }
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = element_index(k);
-    if (i < n) dst[i] = store<D>(x[k]);
-  }
+  stream_elements<float>(
+      n, element_index, [&](int64_t i) { return load(src[i]); },
+      [&](int64_t i, float x) { dst[i] = store<D>(x); });
 }
 
 template <typename T>
@@ -40,17 +32,9 @@ __global__ void repeat_rows_kernel(T* out, int64_t ld, const T* row, int64_t row
 
 template <typename A, typename X>
 __global__ void add_kernel(A* acc, const X* x, int64_t n) {
-  float sum[kPerThread];
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = element_index(k);
-    sum[k] = i < n ? load(acc[i]) + load(x[i]) : 0.0f;
-  }
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = element_index(k);
-    if (i < n) acc[i] = store<A>(sum[k]);
-  }
+  stream_elements<float>(
+      n, element_index, [&](int64_t i) { return load(acc[i]) + load(x[i]); },
+      [&](int64_t i, float sum) { acc[i] = store<A>(sum); });
 }
 
 // Block b sums the squares of elements b, b + kSumBlocks x kThreads, ... (each thread a

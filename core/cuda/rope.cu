@@ -16,8 +16,8 @@ constexpr int kThreads = 256;
 
 template <typename T>
 __global__ void rope_kernel(T* qkv, int64_t tokens, int64_t T_len, int H, int KVH, int D,
-                            const __grid_constant__ RopeFrequencies freqs,
-                            int64_t position_offset, bool inverse) {
+                            const __grid_constant__ RopeFrequencies freqs, int64_t position_offset,
+                            bool inverse) {
   const int half = D / 2;
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= tokens * half) return;
