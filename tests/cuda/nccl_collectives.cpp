@@ -165,6 +165,16 @@ TEST_CASE("NCCL's buffers, warmed before the slab, are measured, and collectives
   CHECK(backend->memory_outside_allocator() <= before + kPage);
 }
 
+// What an all-reduce of `t` over `nccl` throws while it waits ("(no error)" if it completes).
+std::string all_reduce_error(NcclCommunicator& nccl, const Tensor& t) {
+  try {
+    nccl.all_reduce(t, ReduceOp::sum)->wait();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 TEST_CASE("a rank that never joins ends the others' NCCL wait with the timeout error") {
   int size = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -179,13 +189,8 @@ TEST_CASE("a rank that never joins ends the others' NCCL wait with the timeout e
   nccl.set_context("step 3");
   if (rank == 0) {
     DeviceTensor t(alloc, *backend, DType::f32, {1.0f});
-    std::string error = "(no error)";
-    try {
-      nccl.all_reduce(t.tensor, ReduceOp::sum)->wait();
-    } catch (const Error& e) {
-      error = e.what();
-    }
-    CHECK(error.find("NCCL all_reduce in group world (step 3) did not complete within 2 s") !=
+    CHECK(all_reduce_error(nccl, t.tensor)
+              .find("NCCL all_reduce in group world (step 3) did not complete within 2 s") !=
           std::string::npos);
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -207,13 +212,8 @@ TEST_CASE("a collective that cannot start ends its wait with the timeout error, 
   DeviceTensor t(alloc, *backend, DType::f32, {1.0f});
   static double held_seconds = 4.0;
   REQUIRE(cudaLaunchHostFunc(cuda.compute_stream(), hold_stream, &held_seconds) == cudaSuccess);
-  std::string error = "(no error)";
-  try {
-    nccl.all_reduce(t.tensor, ReduceOp::sum)->wait();
-  } catch (const Error& e) {
-    error = e.what();
-  }
-  CHECK(error.find("NCCL all_reduce in group alone (step 5) did not complete within 2 s") !=
+  CHECK(all_reduce_error(nccl, t.tensor)
+            .find("NCCL all_reduce in group alone (step 5) did not complete within 2 s") !=
         std::string::npos);
   // The aborted communicator refuses further work rather than hanging on it.
   CHECK_THROWS_AS(nccl.all_reduce(t.tensor, ReduceOp::sum), Error);
