@@ -18,6 +18,7 @@ constexpr int kColumns = 16;  // a block's columns: a half-warp's lanes
 constexpr int kColumnWarps = 32;
 constexpr int kColumnThreads = 32 * kColumnWarps;  // kernels declare __launch_bounds__ of it
 constexpr int kRowSlots = 2 * kColumnWarps;
+static_assert(kColumnThreads <= 1024, "a block holds at most 1024 threads");
 
 inline unsigned column_blocks(int64_t C) {
   return static_cast<unsigned>((C + kColumns - 1) / kColumns);

@@ -27,6 +27,7 @@ void add_inplace(void* acc, DType acc_type, const void* x, DType x_type, int64_t
 // order of the additions, and the bits, are the same on every GPU; it is at most 1024, the
 // threads of the one block that adds the partial sums.
 constexpr int kSumBlocks = 1024;
+static_assert(kSumBlocks % 32 == 0 && kSumBlocks <= 1024, "one block of whole warps adds them");
 void sum_squares(float* sum_sq, const void* x, DType type, int64_t n, double* partials,
                  cudaStream_t stream);
 // out(C) += sum over the N rows of x(N, C).

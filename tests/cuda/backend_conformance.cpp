@@ -234,27 +234,36 @@ TEST_CASE("embedding backward rounds a frequent token's row once") {
   }
 }
 
+// Column sums add 64 row slots of 16 columns a block: 150 rows take two laps and part of
+// a third; 75, 5 and 16 columns end a block short, fill less than one, and fill one.
 TEST_CASE("layernorm and rmsnorm, forward and backward") {
-  for (DType dt : kDtypes) {
-    CAPTURE(std::string(dtype_name(dt)));
-    Pair p;
-    const int64_t N = 37, C = 75;
-    auto x = p.random(dt, {N, C}, 2.0f), w = p.random(dt, {C}), b = p.random(dt, {C});
-    auto out = p.constant(dt, {N, C}, 0.0f), dout = p.random(dt, {N, C});
-    auto mean = p.constant(DType::f32, {N}, 0.0f), rstd = p.constant(DType::f32, {N}, 0.0f);
-    auto dx = p.random(dt, {N, C}), dw = p.random(dt, {C}), db = p.random(dt, {C});
-    p.cpu.layernorm_forward(out.cpu, mean.cpu, rstd.cpu, x.cpu, w.cpu, b.cpu, 1e-5f);
-    p.gpu->layernorm_forward(out.gpu, mean.gpu, rstd.gpu, x.gpu, w.gpu, b.gpu, 1e-5f);
-    p.expect_close({out, mean, rstd}, "layernorm_forward");
-    p.cpu.layernorm_backward(dx.cpu, dw.cpu, db.cpu, dout.cpu, x.cpu, w.cpu, mean.cpu, rstd.cpu);
-    p.gpu->layernorm_backward(dx.gpu, dw.gpu, db.gpu, dout.gpu, x.gpu, w.gpu, mean.gpu, rstd.gpu);
-    p.expect_close({dx, dw, db}, "layernorm_backward");
-    p.cpu.rmsnorm_forward(out.cpu, rstd.cpu, x.cpu, w.cpu, 1e-6f);
-    p.gpu->rmsnorm_forward(out.gpu, rstd.gpu, x.gpu, w.gpu, 1e-6f);
-    p.expect_close({out, rstd}, "rmsnorm_forward");
-    p.cpu.rmsnorm_backward(dx.cpu, dw.cpu, dout.cpu, x.cpu, w.cpu, rstd.cpu);
-    p.gpu->rmsnorm_backward(dx.gpu, dw.gpu, dout.gpu, x.gpu, w.gpu, rstd.gpu);
-    p.expect_close({dx, dw}, "rmsnorm_backward");
+  struct Shape {
+    int64_t N, C;
+  };
+  for (const Shape shape : {Shape{37, 75}, Shape{150, 75}, Shape{150, 5}, Shape{70, 16}}) {
+    for (DType dt : kDtypes) {
+      CAPTURE(std::string(dtype_name(dt)));
+      CAPTURE(shape.N);
+      CAPTURE(shape.C);
+      Pair p;
+      const int64_t N = shape.N, C = shape.C;
+      auto x = p.random(dt, {N, C}, 2.0f), w = p.random(dt, {C}), b = p.random(dt, {C});
+      auto out = p.constant(dt, {N, C}, 0.0f), dout = p.random(dt, {N, C});
+      auto mean = p.constant(DType::f32, {N}, 0.0f), rstd = p.constant(DType::f32, {N}, 0.0f);
+      auto dx = p.random(dt, {N, C}), dw = p.random(dt, {C}), db = p.random(dt, {C});
+      p.cpu.layernorm_forward(out.cpu, mean.cpu, rstd.cpu, x.cpu, w.cpu, b.cpu, 1e-5f);
+      p.gpu->layernorm_forward(out.gpu, mean.gpu, rstd.gpu, x.gpu, w.gpu, b.gpu, 1e-5f);
+      p.expect_close({out, mean, rstd}, "layernorm_forward");
+      p.cpu.layernorm_backward(dx.cpu, dw.cpu, db.cpu, dout.cpu, x.cpu, w.cpu, mean.cpu, rstd.cpu);
+      p.gpu->layernorm_backward(dx.gpu, dw.gpu, db.gpu, dout.gpu, x.gpu, w.gpu, mean.gpu, rstd.gpu);
+      p.expect_close({dx, dw, db}, "layernorm_backward");
+      p.cpu.rmsnorm_forward(out.cpu, rstd.cpu, x.cpu, w.cpu, 1e-6f);
+      p.gpu->rmsnorm_forward(out.gpu, rstd.gpu, x.gpu, w.gpu, 1e-6f);
+      p.expect_close({out, rstd}, "rmsnorm_forward");
+      p.cpu.rmsnorm_backward(dx.cpu, dw.cpu, dout.cpu, x.cpu, w.cpu, rstd.cpu);
+      p.gpu->rmsnorm_backward(dx.gpu, dw.gpu, dout.gpu, x.gpu, w.gpu, rstd.gpu);
+      p.expect_close({dx, dw}, "rmsnorm_backward");
+    }
   }
 }
 
@@ -311,6 +320,40 @@ TEST_CASE("rotary embedding, attention (grouped queries, decoding) and activatio
   }
 }
 
+// The streaming kernels' tails: SwiGLU over a second column chunk (1100 columns: 1024 and
+// 76) and GELU and the residual add over a last block of a few elements; rope over nine
+// turning heads (a remainder past its unrolled four).
+TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
+  for (DType dt : kDtypes) {
+    CAPTURE(std::string(dtype_name(dt)));
+    Pair p;
+    const int64_t N = 3, I = 1100;
+    auto gate_up = p.random(dt, {N, 2 * I}, 2.0f), dgate_up = p.constant(dt, {N, 2 * I}, 0.0f);
+    auto y = p.constant(dt, {N, I}, 0.0f), dy = p.random(dt, {N, I});
+    p.cpu.swiglu_forward(y.cpu, gate_up.cpu);
+    p.gpu->swiglu_forward(y.gpu, gate_up.gpu);
+    p.cpu.swiglu_backward(dgate_up.cpu, gate_up.cpu, dy.cpu);
+    p.gpu->swiglu_backward(dgate_up.gpu, gate_up.gpu, dy.gpu);
+    p.expect_rounded_once({y, dgate_up}, "swiglu over two column chunks");
+    auto x = p.random(dt, {N, I}, 2.0f), dx = p.constant(dt, {N, I}, 0.0f);
+    p.cpu.gelu_forward(y.cpu, x.cpu);
+    p.gpu->gelu_forward(y.gpu, x.gpu);
+    p.cpu.gelu_backward(dx.cpu, x.cpu, dy.cpu);
+    p.gpu->gelu_backward(dx.gpu, x.gpu, dy.gpu);
+    p.expect_rounded_once({y, dx}, "gelu over 3300 elements");
+    auto residual = p.random(dt, {N, I});
+    p.cpu.add_inplace(residual.cpu, x.cpu);
+    p.gpu->add_inplace(residual.gpu, x.gpu);
+    p.expect_rounded_once({residual}, "add_inplace over 3300 elements");
+    const int64_t B = 2, T = 5, H = 6, KVH = 3, D = 8;
+    auto qkv = p.random(dt, {B, T, (H + 2 * KVH) * D});
+    const RopeFrequencies freqs = rope_frequencies(10000.0f, RopeScaling{}, static_cast<int>(D));
+    p.cpu.rope_forward(qkv.cpu, H, KVH, freqs, 7);
+    p.gpu->rope_forward(qkv.gpu, H, KVH, freqs, 7);
+    p.expect_rounded_once({qkv}, "rope over nine heads");
+  }
+}
+
 // bf16/fp16 at these head sizes run on tensor cores (core/cuda/attention_tensor_cores.cu;
 // the allocator's 512-byte granularity keeps every tensor 16-byte aligned), f32 on the
 // f32-arithmetic kernels; the case above (head size 16) runs those in every dtype. Query
@@ -349,6 +392,18 @@ TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
       p.expect_close({step_out, step_lse}, "attention_forward (decoding)");
     }
   }
+  // Decoding 70 queries from row 30 of a 100-row cache: two query tiles, mid-sequence.
+  for (DType dt : kDtypes) {
+    CAPTURE(std::string(dtype_name(dt)));
+    Pair p;
+    const int64_t B = 1, H = 4, KVH = 2, D = 64, queries = 70, first = 30;
+    auto cache = p.random(dt, {B, first + queries, (H + 2 * KVH) * D});
+    auto out = p.constant(dt, {B, queries, H * D}, 0.0f);
+    auto lse = p.constant(DType::f32, {B, H, queries}, 0.0f);
+    p.cpu.attention_forward(out.cpu, lse.cpu, cache.cpu, H, KVH, first);
+    p.gpu->attention_forward(out.gpu, lse.gpu, cache.gpu, H, KVH, first);
+    p.expect_close({out, lse}, "attention_forward (decoding two tiles)");
+  }
 }
 
 TEST_CASE("cross-entropy over a padded vocabulary slice with masked targets") {
@@ -373,50 +428,64 @@ TEST_CASE("cross-entropy over a padded vocabulary slice with masked targets") {
   }
 }
 
+// 150 x 17 takes AdaLomo's column sums over more than one lap of their 64 row slots.
 TEST_CASE("optimizer arithmetic: sums of squares, AdamW, SGD, AdaLomo") {
-  for (DType dt : kDtypes) {
-    CAPTURE(std::string(dtype_name(dt)));
-    Pair p;
-    const int64_t R = 37, C = 75;
-    auto g = p.random(dt, {R, C}, 0.1f), param = p.random(dt, {R, C}, 0.2f);
-    auto sum = p.constant(DType::f32, {1}, 1.0f);
-    p.cpu.sum_squares(sum.cpu, g.cpu);
-    p.gpu->sum_squares(sum.gpu, g.gpu);
-    p.expect_close({sum}, "sum_squares");
-    auto master = p.random(DType::f32, {R, C}), m = p.random(DType::f32, {R, C}, 0.01f);
-    auto v = p.constant(DType::f32, {R, C}, 1e-4f);
-    for (int step = 1; step <= 3; ++step) {
-      p.cpu.adamw_update(master.cpu, g.cpu, m.cpu, v.cpu, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f,
-                         0.1f * step, 0.05f * step);
-      p.gpu->adamw_update(master.gpu, g.gpu, m.gpu, v.gpu, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f,
-                          0.1f * step, 0.05f * step);
+  struct Shape {
+    int64_t R, C;
+  };
+  for (const Shape shape : {Shape{37, 75}, Shape{150, 17}}) {
+    for (DType dt : kDtypes) {
+      CAPTURE(std::string(dtype_name(dt)));
+      CAPTURE(shape.R);
+      Pair p;
+      const int64_t R = shape.R, C = shape.C;
+      auto g = p.random(dt, {R, C}, 0.1f), param = p.random(dt, {R, C}, 0.2f);
+      auto sum = p.constant(DType::f32, {1}, 1.0f);
+      p.cpu.sum_squares(sum.cpu, g.cpu);
+      p.gpu->sum_squares(sum.gpu, g.gpu);
+      p.expect_close({sum}, "sum_squares");
+      // More elements than the 1024 blocks of 256 threads take in one lap, and a tail.
+      auto many = p.random(dt, {300001}, 0.1f);
+      auto many_sum = p.constant(DType::f32, {1}, 0.0f);
+      p.cpu.sum_squares(many_sum.cpu, many.cpu);
+      p.gpu->sum_squares(many_sum.gpu, many.gpu);
+      p.expect_close({many_sum}, "sum_squares over 300001 elements");
+      auto master = p.random(DType::f32, {R, C}), m = p.random(DType::f32, {R, C}, 0.01f);
+      auto v = p.constant(DType::f32, {R, C}, 1e-4f);
+      for (int step = 1; step <= 3; ++step) {
+        p.cpu.adamw_update(master.cpu, g.cpu, m.cpu, v.cpu, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f,
+                           0.1f * step, 0.05f * step);
+        p.gpu->adamw_update(master.gpu, g.gpu, m.gpu, v.gpu, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f,
+                            0.1f * step, 0.05f * step);
+      }
+      p.expect_close({master, m, v}, "adamw_update");
+      auto momentum = p.constant(DType::f32, {R, C}, 0.0f);
+      p.cpu.sgd_update(param.cpu, g.cpu, momentum.cpu, 0.1f, 0.9f, 0.01f, 2.0f);
+      p.gpu->sgd_update(param.gpu, g.gpu, momentum.gpu, 0.1f, 0.9f, 0.01f, 2.0f);
+      p.expect_close({param, momentum}, "sgd_update");
+      p.adopt_gpu_values(param);  // the GPU stored the update rounded; AdaLomo reads it next
+      auto row_sums = p.constant(DType::f32, {R}, 0.0f),
+           col_sums = p.constant(DType::f32, {C}, 0.0f);
+      auto row = p.constant(DType::f32, {R}, 0.0f), col = p.constant(DType::f32, {C}, 0.0f);
+      auto stats = p.constant(DType::f32, {3}, 0.0f);
+      p.cpu.adalomo_square_sums(row_sums.cpu, col_sums.cpu, g.cpu, 0.5f);
+      p.gpu->adalomo_square_sums(row_sums.gpu, col_sums.gpu, g.gpu, 0.5f);
+      p.cpu.adalomo_moments(row.cpu, col.cpu, stats.cpu, row_sums.cpu, col_sums.cpu, R, C, 0.3f);
+      p.gpu->adalomo_moments(row.gpu, col.gpu, stats.gpu, row_sums.gpu, col_sums.gpu, R, C, 0.3f);
+      p.cpu.adalomo_norms(stats.cpu, param.cpu, g.cpu, row.cpu, col.cpu, R, 0.5f);
+      p.gpu->adalomo_norms(stats.gpu, param.gpu, g.gpu, row.gpu, col.gpu, R, 0.5f);
+      // Each statistic on its own: they differ by orders of magnitude.
+      const auto statistic = [&](int64_t i) {
+        return Pair::Twin{stats.cpu.view(i, {1}), stats.gpu.view(i, {1})};
+      };
+      p.expect_close({row_sums, col_sums, row, col, statistic(0), statistic(1), statistic(2)},
+                     "adalomo statistics");
+      p.cpu.adalomo_apply(param.cpu, g.cpu, row.cpu, col.cpu, stats.cpu, R, R * C, 0.05f, 0.01f,
+                          0.5f);
+      p.gpu->adalomo_apply(param.gpu, g.gpu, row.gpu, col.gpu, stats.gpu, R, R * C, 0.05f, 0.01f,
+                           0.5f);
+      p.expect_close({param}, "adalomo_apply");
     }
-    p.expect_close({master, m, v}, "adamw_update");
-    auto momentum = p.constant(DType::f32, {R, C}, 0.0f);
-    p.cpu.sgd_update(param.cpu, g.cpu, momentum.cpu, 0.1f, 0.9f, 0.01f, 2.0f);
-    p.gpu->sgd_update(param.gpu, g.gpu, momentum.gpu, 0.1f, 0.9f, 0.01f, 2.0f);
-    p.expect_close({param, momentum}, "sgd_update");
-    p.adopt_gpu_values(param);  // the GPU stored the update rounded; AdaLomo reads it next
-    auto row_sums = p.constant(DType::f32, {R}, 0.0f), col_sums = p.constant(DType::f32, {C}, 0.0f);
-    auto row = p.constant(DType::f32, {R}, 0.0f), col = p.constant(DType::f32, {C}, 0.0f);
-    auto stats = p.constant(DType::f32, {3}, 0.0f);
-    p.cpu.adalomo_square_sums(row_sums.cpu, col_sums.cpu, g.cpu, 0.5f);
-    p.gpu->adalomo_square_sums(row_sums.gpu, col_sums.gpu, g.gpu, 0.5f);
-    p.cpu.adalomo_moments(row.cpu, col.cpu, stats.cpu, row_sums.cpu, col_sums.cpu, R, C, 0.3f);
-    p.gpu->adalomo_moments(row.gpu, col.gpu, stats.gpu, row_sums.gpu, col_sums.gpu, R, C, 0.3f);
-    p.cpu.adalomo_norms(stats.cpu, param.cpu, g.cpu, row.cpu, col.cpu, R, 0.5f);
-    p.gpu->adalomo_norms(stats.gpu, param.gpu, g.gpu, row.gpu, col.gpu, R, 0.5f);
-    // Each statistic on its own: they differ by orders of magnitude.
-    const auto statistic = [&](int64_t i) {
-      return Pair::Twin{stats.cpu.view(i, {1}), stats.gpu.view(i, {1})};
-    };
-    p.expect_close({row_sums, col_sums, row, col, statistic(0), statistic(1), statistic(2)},
-                   "adalomo statistics");
-    p.cpu.adalomo_apply(param.cpu, g.cpu, row.cpu, col.cpu, stats.cpu, R, R * C, 0.05f, 0.01f,
-                        0.5f);
-    p.gpu->adalomo_apply(param.gpu, g.gpu, row.gpu, col.gpu, stats.gpu, R, R * C, 0.05f, 0.01f,
-                         0.5f);
-    p.expect_close({param}, "adalomo_apply");
   }
 }
 
