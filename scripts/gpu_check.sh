@@ -7,6 +7,8 @@
 #   bench-llama tokens/s and MFU (against --peak-tflops, default the H200's 989 dense bf16
 #               TFLOP/s) of TinyLlama-1.1B, and the same step in PyTorch where python3 has
 #               torch and transformers
+#   attention   attention's tensor-core kernels against its f32 ones and the GEMM rate
+#               (the kernels the next performance work is about, docs/ARCHITECTURE.md)
 #   ranks       1, 2 and 4 ranks sharing the GPU through the staged MPI communicator
 #               (tests/launch/layout_invariance.sh), and the NCCL communicator's test with
 #               one rank
@@ -16,7 +18,6 @@
 #   offload     optimizer offload through the pinned host pool (losses as without it),
 #               and a 1B-parameter model's offloaded AdamW
 #   sp          sequence parallelism, two ranks sharing the GPU
-#   attention   attention's tensor-core kernels against its f32 ones
 #   bench-more  gpt2-xl against PyTorch, and gpt2 and TinyLlama with checkpointing
 #   sanitizers  the conformance tests under compute-sanitizer (memcheck, then racecheck
 #               on attention)
@@ -38,7 +39,7 @@
 #   --steps    which steps to run (default all), in the order above
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-all_steps=(tests bench-llama ranks bench-gpt2 peaks offload sp attention bench-more sanitizers)
+all_steps=(tests bench-llama attention ranks bench-gpt2 peaks offload sp bench-more sanitizers)
 usage="usage: scripts/gpu_check.sh [--budget SECONDS] [--steps STEP,STEP...] [--peak-tflops 989]"
 peak=989 budget=420 chosen=$(IFS=,; echo "${all_steps[*]}")
 while (($#)); do
