@@ -45,9 +45,9 @@ dim3 swiglu_grid(int64_t N, int64_t I) {
   return dim3(static_cast<unsigned>(N), element_blocks(I, kThreads));
 }
 
-// Column k (< kPerThread) of this thread's row.
+// Column k (< kPerThread) of this thread's row: its chunk is the grid's y.
 __device__ __forceinline__ int64_t swiglu_column(int k) {
-  return (blockIdx.y * static_cast<int64_t>(kPerThread) + k) * kThreads + threadIdx.x;
+  return element_index_in(blockIdx.y, k);
 }
 
 // A column's gate and up values, and (backward) its output gradient.

@@ -68,9 +68,13 @@ inline unsigned element_blocks(int64_t n, int threads) {
   return blocks_for(n, threads * kPerThread);
 }
 
-// Element k (< kPerThread) of this thread, along the grid's x axis.
+// Element k (< kPerThread) of this thread in block `block` of a run of elements.
+__device__ __forceinline__ int64_t element_index_in(unsigned block, int k) {
+  return (block * static_cast<int64_t>(kPerThread) + k) * blockDim.x + threadIdx.x;
+}
+// The same along the grid's x axis.
 __device__ __forceinline__ int64_t element_index(int k) {
-  return (blockIdx.x * static_cast<int64_t>(kPerThread) + k) * blockDim.x + threadIdx.x;
+  return element_index_in(blockIdx.x, k);
 }
 
 // This thread's elements index(0 .. kPerThread - 1), those below n: first what
