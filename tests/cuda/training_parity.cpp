@@ -107,14 +107,14 @@ void check_parity(const ModelConfig& c, int T, OptimizerKind kind, bool checkpoi
       CHECK(loss_gap < (step == 1 ? kBf16FirstLoss : kBf16StepGap));
       if (step == 1) CHECK(norm_gap < kBf16FirstNorm);
     }
-    gaps.add(loss_gap, norm_gap, 0.0);
+    gaps.add(loss_gap, norm_gap);
     if (step == 1) first_cpu_loss = a.loss;
     last_cpu_loss = a.loss;
   }
   if (dtype == DType::f32) {
     const double weight_gap = testing::weight_gap(c, gpu.params(), cpu.params());
     CHECK(weight_gap < testing::kFp32Parity);
-    gaps.add(0.0, 0.0, weight_gap);
+    gaps.add_weights(weight_gap);
   } else {
     CHECK(first_cpu_loss - last_cpu_loss > 3 * kBf16StepGap * last_cpu_loss);
   }
