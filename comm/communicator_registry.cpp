@@ -45,6 +45,14 @@ std::vector<std::string> available_communicators() {
 #endif
 }
 
+std::vector<std::string> describe_communicators() {
+  std::vector<std::string> lines = {"mpi: " + mpi_library_version()};
+#ifdef LLMFT_WITH_NCCL
+  lines.push_back("nccl: " + nccl_library_version());
+#endif
+  return lines;
+}
+
 void require_communicator(const std::string& name) {
   if (name == "auto") return;
   std::string kinds;

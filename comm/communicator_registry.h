@@ -18,6 +18,8 @@ namespace llmft {
 
 // The communicators this build has, the default first.
 std::vector<std::string> available_communicators();
+// One line per communicator this build has, in that order: "name: " and its library.
+std::vector<std::string> describe_communicators();
 
 // Throws llmft::Error naming `name` and the kinds this build has, unless it is one of
 // them or "auto" (the default).

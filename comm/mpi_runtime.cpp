@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
@@ -17,6 +18,27 @@ void check_mpi(int code, const char* expr, const char* file, int line) {
   MPI_Error_string(code, text, &length);
   throw Error(describe_call_failure(std::string("MPI error: ") + std::string(text, length), expr,
                                     file, line));
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  LLMFT_MPI_CHECK(MPI_Get_library_version(text, &length));
+  // Its first line up to the first comma ("Open MPI v4.1.4, package: ..."; "MPICH
+  // Version:\t4.0"), with runs of white space made one space.
+  std::string library;
+  for (int i = 0; i < length && text[i] != '\n' && text[i] != ','; ++i) {
+    const bool space = std::isspace(static_cast<unsigned char>(text[i])) != 0;
+    if (!space) {
+      library += text[i];
+    } else if (!library.empty() && library.back() != ' ') {
+      library += ' ';
+    }
+  }
+  while (!library.empty() && library.back() == ' ') library.pop_back();
+  int major = 0, minor = 0;
+  LLMFT_MPI_CHECK(MPI_Get_version(&major, &minor));
+  return library + ", MPI " + std::to_string(major) + "." + std::to_string(minor);
 }
 
 MpiRuntime::MpiRuntime(int* argc, char*** argv) {

@@ -14,6 +14,10 @@ namespace llmft {
 void check_mpi(int code, const char* expr, const char* file, int line);
 #define LLMFT_MPI_CHECK(call) ::llmft::check_mpi((call), #call, __FILE__, __LINE__)
 
+// The MPI library and the standard it implements, e.g. "Open MPI v4.1.4, MPI 3.1": the
+// first part of MPI_Get_library_version's text (callable before MPI_Init).
+std::string mpi_library_version();
+
 class MpiRuntime {
  public:
   MpiRuntime(int* argc, char*** argv);

@@ -107,6 +107,14 @@ cudaEvent_t new_event() {
 
 }  // namespace
 
+std::string nccl_library_version() {
+  int version = 0;
+  check_launch(ncclGetVersion(&version), "reading the version");
+  // 10000 x major + 100 x minor + patch (NCCL 2.9 and later)
+  return "NCCL " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) +
+         "." + std::to_string(version % 100);
+}
+
 NcclCommunicator::NcclCommunicator(MPI_Comm comm, CudaBackend& backend, double timeout_seconds,
                                    std::string group_name)
     : NcclCommunicator(comm, nullptr, backend, timeout_seconds, std::move(group_name)) {}

@@ -40,6 +40,9 @@
 
 namespace llmft {
 
+// The NCCL library this process loaded, e.g. "NCCL 2.28.3".
+std::string nccl_library_version();
+
 class NcclCommunicator : public Communicator {
  public:
   // Collective over `comm`'s ranks (duplicated; the caller keeps `comm`).

@@ -1,5 +1,6 @@
 #include "core/backend_registry.h"
 
+#include "core/cpu/blas_kernel.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/error.h"
 
@@ -16,6 +17,16 @@ std::vector<std::string> available_devices() {
 #else
   return {"cpu"};
 #endif
+}
+
+std::vector<std::string> describe_devices() {
+  const cpu::BlasReport& blas = cpu::select_blas_kernel();
+  std::vector<std::string> lines = {"cpu: " + blas.library + "; kernel " + blas.kernel + " (" +
+                                    blas.how + ")"};
+#ifdef LLMFT_WITH_CUDA
+  lines.push_back("cuda: " + cuda_build_description());
+#endif
+  return lines;
 }
 
 std::string device_unavailable_reason(const std::string& device) {

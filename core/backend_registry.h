@@ -20,6 +20,10 @@ namespace llmft {
 std::unique_ptr<Backend> make_backend(const std::string& device,
                                       const NodePlacement& placement = {}, size_t memory_bytes = 0);
 std::vector<std::string> available_devices();
+// One line per device this build has, in available_devices() order, "name: " and what it
+// runs on: the BLAS library and kernel for cpu; for cuda the runtime, cuBLASLt, the
+// architectures built for and the driver and GPUs here, or why there are none.
+std::vector<std::string> describe_devices();
 // Why `device` cannot run on this machine ("" when it can), for tests that skip instead:
 // a build without its backend, no driver, no device.
 std::string device_unavailable_reason(const std::string& device);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "launch/build_report.h"
 
 namespace llmft {
 
@@ -43,6 +44,9 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
                    const std::function<void()>& check_config_values) {
   po::options_description common("General");
   common.add_options()("help,h", "print this help and exit")(
+      "version",
+      "print the release, the devices and communicators this build has and what "
+      "each finds here (libraries, driver, GPUs), and exit")(
       "config", po::value<std::string>(),
       "read options from an ini file (key = value, names without --); the command line wins");
   po::options_description all;
@@ -55,6 +59,10 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
     }
     if (values.count("help")) {
       if (print) std::cout << usage << "\n\n" << all << "\n";
+      return false;
+    }
+    if (values.count("version")) {
+      if (print) std::cout << build_report();
       return false;
     }
     po::notify(values);

@@ -1,5 +1,6 @@
 // Shared command-line handling for llmft's subcommands (Boost.Program_options):
-// --help, and --config FILE in Boost's ini syntax where the command line wins.
+// --help, --version (launch/build_report.h), and --config FILE in Boost's ini syntax where
+// the command line wins.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -11,8 +12,9 @@ namespace llmft {
 
 namespace po = boost::program_options;
 
-// Parses args against `options` (plus --help and --config). Prints help to stdout and
-// returns false when --help was given; throws llmft::Error on bad options.
+// Parses args against `options` (plus --help, --version and --config). Prints the help or
+// the build report to stdout (when `print`) and returns false when --help or --version
+// was given; throws llmft::Error on bad options.
 // A --config file is checked whole even where the command line overrides its values: each
 // value must parse as its option's type, and `check_config_values`, when given, runs with
 // the options bound to the file's values over the defaults (its errors name the file);

@@ -26,8 +26,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "model.safetensors.index.json (sharded weights) or one .safetensors file; F32, BF16 "
        "or F16; each rank reads only its own slices")
       ("dtype", po::value(&o.dtype)->default_value("fp32"),
-       "stored dtype of weights and gradients: fp32, bf16 or fp16 (compute is fp32; bf16 and "
-       "fp16 keep an fp32 master copy for the optimizer)")
+       "stored dtype of weights and gradients: fp32, bf16 or fp16 (the step computes in fp32 "
+       "on cpu, in this dtype with fp32 accumulation on cuda; bf16 and fp16 keep an fp32 "
+       "master copy for the optimizer)")
       ("activation-checkpointing",
        po::value(&o.activation_checkpointing)->default_value("none")->implicit_value("all"),
        "all, none, or K: the first K blocks keep only their input in forward and recompute "
@@ -82,7 +83,8 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("share-devices", po::bool_switch(&o.share_devices),
        "let more ranks than GPUs run on a node, sharing GPUs and their memory")
       ("device-memory", po::value(&o.device_memory)->default_value("0"),
-       "device memory budget, e.g. 2GiB (0 = unlimited on cpu)")
+       "device memory budget, e.g. 2GiB (0 = unlimited on cpu; on cuda what is free, less "
+       "256 MiB for the runtime)")
       ("threads", po::value(&o.threads)->default_value(0), "CPU threads (0 = all cores)")
       ("dp", po::value(&o.dp)->default_value(0),
        "data-parallel ranks (0 = ranks / --tp)")

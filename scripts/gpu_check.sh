@@ -144,6 +144,8 @@ else
   echo "NCCL not found: no NCCL communicator, and its test is skipped"
 fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || exit 1
+# The runtime, cuBLASLt, driver, GPU, MPI and NCCL versions, for the log.
+timeout 60 "$build/llmft" --version || { echo "llmft --version failed"; exit 1; }
 mpi_flags=(--oversubscribe)
 if [[ $(id -u) -eq 0 ]]; then mpi_flags+=(--allow-run-as-root); fi
 # Two ranks of one job print the parameter count once (rank 0); two one-rank jobs, twice.

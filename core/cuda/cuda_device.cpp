@@ -1,14 +1,40 @@
 #include "core/cuda/cuda_device.h"
 
+#include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "core/byte_size.h"
 #include "core/cuda/cuda_check.h"
+#include "core/cuda/cuda_kernels.h"
+#include "core/cuda_support.h"
 #include "core/error.h"
 
 namespace llmft {
+namespace {
+
+// CUDA's version numbers: 1000 x major + 10 x minor.
+std::string cuda_version(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+bool supported(const cudaDeviceProp& properties) {
+  return 10 * properties.major + properties.minor >= kMinimumCudaComputeCapability;
+}
+
+std::string minimum_text() {
+  return std::to_string(kMinimumCudaComputeCapability / 10) + "." +
+         std::to_string(kMinimumCudaComputeCapability % 10);
+}
+
+std::string gpu_name(int device, const cudaDeviceProp& properties) {
+  return "cuda:" + std::to_string(device) + " (" + properties.name + ", compute capability " +
+         std::to_string(properties.major) + "." + std::to_string(properties.minor) + ")";
+}
+
+}  // namespace
 
 std::string cuda_unavailable_reason() {
   int count = 0;
@@ -22,6 +48,51 @@ std::string cuda_unavailable_reason() {
            "CUDA_VISIBLE_DEVICES and the job's GPU allocation";
   }
   return "";  // any other error surfaces, checked, where the device is used
+}
+
+std::string cuda_device_unsupported_reason(int device) {
+  cudaDeviceProp properties;
+  LLMFT_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  if (!supported(properties)) {
+    return gpu_name(device, properties) +
+           " is older than llmft's CUDA backend supports: it needs compute capability " +
+           minimum_text() + " (Ampere) or later; use a newer GPU or --device cpu";
+  }
+  LLMFT_CUDA_CHECK(cudaSetDevice(device));
+  const cudaError_t image = cuda::kernel_image_status();
+  if (image == cudaErrorNoKernelImageForDevice) {
+    return gpu_name(device, properties) +
+           ": this build of llmft has no code for it (built for architectures " +
+           LLMFT_CUDA_ARCHITECTURES +
+           "); rebuild with -DLLMFT_CUDA_ARCHITECTURES=" + std::to_string(properties.major) +
+           std::to_string(properties.minor);
+  }
+  LLMFT_CUDA_CHECK(image);
+  return "";
+}
+
+std::string cuda_build_description() {
+  int runtime = 0;
+  LLMFT_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  const size_t cublas = cublasLtGetVersion();  // 10000 x major + 100 x minor + patch
+  std::string text = "CUDA runtime " + cuda_version(runtime) + ", cuBLASLt " +
+                     std::to_string(cublas / 10000) + "." + std::to_string(cublas / 100 % 100) +
+                     "." + std::to_string(cublas % 100) + ", built for architectures " +
+                     LLMFT_CUDA_ARCHITECTURES;
+  const std::string reason = cuda_unavailable_reason();
+  if (!reason.empty()) return text + "; " + reason;
+  int driver = 0, count = 0;
+  LLMFT_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  LLMFT_CUDA_CHECK(cudaGetDeviceCount(&count));
+  text += "; driver for CUDA " + cuda_version(driver);
+  for (int device = 0; device < count; ++device) {
+    cudaDeviceProp properties;
+    LLMFT_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+    text += "; " + gpu_name(device, properties) + " " +
+            format_bytes(static_cast<double>(properties.totalGlobalMem));
+    if (!supported(properties)) text += " (too old: the backend needs " + minimum_text() + ")";
+  }
+  return text;
 }
 
 int cuda_device_count() {

@@ -13,6 +13,16 @@ namespace llmft {
 // "" when this process sees a CUDA device; else why not (no driver, no device).
 std::string cuda_unavailable_reason();
 
+// "" when this build's kernels run on GPU `device` (made current); else a line naming the
+// GPU, why not (a compute capability under 8.0, or no code for it among the
+// architectures the build has) and what to do.
+std::string cuda_device_unsupported_reason(int device);
+
+// The CUDA side of this build and machine in one line, for llmft --version: the runtime,
+// cuBLASLt and the architectures built for; then the driver and each visible GPU, or why
+// there are none. Creates no context.
+std::string cuda_build_description();
+
 // The GPUs this process sees. Throws llmft::Error with the reason and what to do when
 // there is no driver (cudaErrorInsufficientDriver, 35) or no device (100).
 int cuda_device_count();

@@ -14,6 +14,11 @@
 
 namespace llmft::cuda {
 
+// --- kernel_image.cu ---
+// cudaSuccess when the current device can run this build's kernels;
+// cudaErrorNoKernelImageForDevice when the build has no code for it.
+cudaError_t kernel_image_status();
+
 // --- dtype_kernels.cu ---
 void fill(void* x, DType type, float value, int64_t n, cudaStream_t stream);
 void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t n,

@@ -75,6 +75,15 @@ prepare_failure(missing_input "no_such_input.txt" ${cli_dir}/no_such_input.txt)
 
 # --help lists every option with its default; a config file supplies options and the
 # command line overrides them.
+# --version: the release on the first line, then this build's devices and communicators
+# (tests/launch/build_report_test.cpp checks the lines); any subcommand takes it.
+add_test(NAME cli_version COMMAND bash -c
+  "for command in '' plan prepare generate export; do
+     out=$('${llmft}' $command --version 2>&1) || { echo \"$out\"; exit 1; }
+     echo \"$out\" | head -1 | grep -qx 'llmft ${PROJECT_VERSION}' || { echo \"$out\"; exit 1; }
+     echo \"$out\" | grep -q '^  cpu: ' && echo \"$out\" | grep -q '^  mpi: ' || exit 1
+   done")
+set_tests_properties(cli_version PROPERTIES TIMEOUT 60)
 add_test(NAME cli_help COMMAND ${llmft} --help)
 set_tests_properties(cli_help PROPERTIES
   PASS_REGULAR_EXPRESSION "--lr-schedule arg \\(=cosine\\).*--device-memory arg \\(=0\\)")

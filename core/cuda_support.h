@@ -1,0 +1,10 @@
+// What llmft's CUDA backend needs of a GPU, known to the backend (which refuses others)
+// and to the planner (which says when a preset's GPUs could not run it).
+#pragma once
+
+namespace llmft {
+
+// 10 x major + minor: Ampere (8.0) or later, for the bf16 tensor-core kernels.
+constexpr int kMinimumCudaComputeCapability = 80;
+
+}  // namespace llmft

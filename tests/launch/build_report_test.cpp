@@ -1,0 +1,88 @@
+// `llmft --version`'s report: the release first, then one line per device and per
+// communicator the registries say this build has, in their order, each with what it runs
+// on here.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "comm/communicator_registry.h"
+#include "core/backend_registry.h"
+#include "core/cpu/blas_kernel.h"
+#include "core/version.h"
+#include "launch/build_report.h"
+#include "launch/command_line.h"
+
+using namespace llmft;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+// The section `title` of the report: its indented lines, without the indent.
+std::vector<std::string> section(const std::vector<std::string>& report, const std::string& title) {
+  std::vector<std::string> lines;
+  size_t i = 0;
+  while (i < report.size() && report[i] != title + ":") ++i;
+  for (++i; i < report.size() && starts_with(report[i], "  "); ++i) {
+    lines.push_back(report[i].substr(2));
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("build report: the release, then every device and communicator this build has") {
+  const std::vector<std::string> report = lines_of(build_report());
+  REQUIRE(!report.empty());
+  CHECK(report[0] == "llmft " + std::string(llmft_version()));
+
+  const std::vector<std::string> devices = section(report, "devices");
+  const std::vector<std::string> names = available_devices();
+  REQUIRE(devices.size() == names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    CAPTURE(devices[i]);
+    CHECK(starts_with(devices[i], names[i] + ": "));
+    // A device this machine cannot run says why, in the words --device would use.
+    const std::string unavailable = device_unavailable_reason(names[i]);
+    if (!unavailable.empty()) {
+      CHECK(devices[i].size() > unavailable.size());
+      CHECK(devices[i].substr(devices[i].size() - unavailable.size()) == unavailable);
+    }
+  }
+  // The CPU runs on the BLAS library and kernel the training log names.
+  const cpu::BlasReport& blas = cpu::select_blas_kernel();
+  CHECK(devices[0] == "cpu: " + blas.library + "; kernel " + blas.kernel + " (" + blas.how + ")");
+
+  const std::vector<std::string> communicators = section(report, "communicators");
+  const std::vector<std::string> kinds = available_communicators();
+  REQUIRE(communicators.size() == kinds.size());
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    CAPTURE(communicators[i]);
+    CHECK(starts_with(communicators[i], kinds[i] + ": "));
+    CHECK(communicators[i].size() > kinds[i].size() + 2);  // a library follows the name
+  }
+  CHECK(communicators[0].find(", MPI ") != std::string::npos);  // the standard it implements
+}
+
+TEST_CASE("build report: --version stops every subcommand's parsing, as --help does") {
+  po::options_description none;
+  po::variables_map values;
+  CHECK_FALSE(parse_options({"--version"}, none, values, "", false));
+  po::variables_map with_others;
+  po::options_description steps;
+  int n = 0;
+  steps.add_options()("steps", po::value(&n)->required(), "");
+  // A required option missing is no error when the report is all that was asked for.
+  CHECK_FALSE(parse_options({"--version"}, steps, with_others, "", false));
+}
