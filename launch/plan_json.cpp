@@ -25,6 +25,7 @@ Json cluster_json(const PlanRequest& r, const PlanResult& result) {
   const DeviceDescription& d = r.device;
   return Json::object({
       {"device", Json::string(d.name)},
+      {"supported", Json::boolean(llmft_runs_on(d))},
       {"gpus", Json::number(r.world)},
       {"gpus_per_node", Json::number(d.gpus_per_node)},
       {"memory_bytes", Json::number(static_cast<double>(d.memory_bytes))},

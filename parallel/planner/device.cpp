@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "core/cuda_support.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -52,14 +53,16 @@ constexpr double kPcie3 = 12 * kGB, kPcie4 = 25 * kGB, kPcie5 = 50 * kGB;
 // node's 200-400 GB/s shared by 8 GPUs' processes, less what copies and the OS take.
 constexpr double kHostUpdateBandwidth = 20 * kGB;
 
-// Published memory, dense fp16/bf16 tensor FLOP/s (V100: fp16 only; RTX 3090: fp32
-// accumulate) and per-direction NVLink (or PCIe 4.0 x16) bandwidth, 8 GPUs per node; the
-// host memory per GPU of the usual server (DGX-1 512 GB, DGX A100 1-2 TB, DGX H100/H200
-// 2 TB, an 8 x RTX 3090 server 256 GB, over 8 GPUs) and its PCIe generation.
-DeviceDescription gpu(const std::string& name, double memory_gib, double tflops, double intra_gb_s,
-                      double inter, double host_gib, double pcie, double nccl_bytes) {
+// Published compute capability, memory, dense fp16/bf16 tensor FLOP/s (V100: fp16 only;
+// RTX 3090: fp32 accumulate) and per-direction NVLink (or PCIe 4.0 x16) bandwidth, 8 GPUs per node;
+// the host memory per GPU of the usual server (DGX-1 512 GB, DGX A100 1-2 TB, DGX H100/H200 2 TB,
+// an 8 x RTX 3090 server 256 GB, over 8 GPUs) and its PCIe generation.
+DeviceDescription gpu(const std::string& name, int compute_capability, double memory_gib,
+                      double tflops, double intra_gb_s, double inter, double host_gib, double pcie,
+                      double nccl_bytes) {
   DeviceDescription d;
   d.name = name;
+  d.compute_capability = compute_capability;
   d.memory_bytes = static_cast<size_t>(memory_gib * kGiB);
   d.peak_flops = tflops * 1e12;
   d.achieved_fraction = kGpuAchievedFraction;
@@ -76,13 +79,13 @@ DeviceDescription gpu(const std::string& name, double memory_gib, double tflops,
 
 std::vector<DeviceDescription> gpu_presets() {
   return {
-      gpu("v100-16g", 16, 125, 150, kEdr, 64, kPcie3, kNcclNvlink2),
-      gpu("v100-32g", 32, 125, 150, kEdr, 64, kPcie3, kNcclNvlink2),
-      gpu("rtx3090", 24, 71, 32, kEdr, 32, kPcie4, kNcclPcie),
-      gpu("a100-40g", 40, 312, 300, kHdr, 128, kPcie4, kNcclNvlink3),
-      gpu("a100-80g", 80, 312, 300, kHdr, 256, kPcie4, kNcclNvlink3),
-      gpu("h100-80g", 80, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4),
-      gpu("h200", 140, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4),
+      gpu("v100-16g", 70, 16, 125, 150, kEdr, 64, kPcie3, kNcclNvlink2),
+      gpu("v100-32g", 70, 32, 125, 150, kEdr, 64, kPcie3, kNcclNvlink2),
+      gpu("rtx3090", 86, 24, 71, 32, kEdr, 32, kPcie4, kNcclPcie),
+      gpu("a100-40g", 80, 40, 312, 300, kHdr, 128, kPcie4, kNcclNvlink3),
+      gpu("a100-80g", 80, 80, 312, 300, kHdr, 256, kPcie4, kNcclNvlink3),
+      gpu("h100-80g", 90, 80, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4),
+      gpu("h200", 90, 140, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4),
   };
 }
 
@@ -157,6 +160,11 @@ DeviceDescription device_preset(const std::string& name) {
   std::ostringstream known;
   for (const std::string& n : device_preset_names()) known << " " << n;
   LLMFT_FAIL("--gpu " << name << ": unknown device; presets:" << known.str());
+}
+
+bool llmft_runs_on(const DeviceDescription& device) {
+  return device.compute_capability == 0 ||
+         device.compute_capability >= kMinimumCudaComputeCapability;
 }
 
 size_t usable_memory(const DeviceDescription& device, double margin) {

@@ -65,6 +65,10 @@ struct DeviceDescription {
   Link intra_node;  // between the devices of one node
   Link inter_node;  // between nodes
   int gpus_per_node = 1;
+  // A GPU preset's compute capability, 10 x major + minor (0: the CPU). Below
+  // kMinimumCudaComputeCapability llmft cannot run there (llmft_runs_on): a plan for it
+  // is a comparison.
+  int compute_capability = 0;
   // Whether a collective issued behind compute runs while the compute does: on GPUs, NCCL
   // on its own stream; not on CPU ranks, where Open MPI (no progress thread) moves a
   // non-blocking collective only inside MPI calls, so it waits until the step waits.
@@ -105,6 +109,10 @@ struct DeviceDescription {
 // has no context to pay for). Other names are an Error listing these.
 DeviceDescription device_preset(const std::string& name);
 std::vector<std::string> device_preset_names();
+
+// Whether llmft has a backend that runs on `device`: the CPU, and GPUs of compute
+// capability kMinimumCudaComputeCapability or later (core/cuda_support.h).
+bool llmft_runs_on(const DeviceDescription& device);
 
 // This machine's available memory (MemAvailable of /proc/meminfo); 0 when unknown.
 size_t available_host_memory();

@@ -30,6 +30,12 @@ std::string devices_line(const PlanRequest& r, const PlanResult& result) {
        << " per device (CUDA context, cuBLAS, kernels), "
        << (d.overhead_measured ? "measured" : "assumed from the preset, not measured") << "\n";
   }
+  if (!llmft_runs_on(d)) {
+    os << "note: " << d.name << " GPUs (compute capability " << d.compute_capability / 10 << "."
+       << d.compute_capability % 10
+       << ") cannot run llmft's CUDA backend, which needs Ampere or later: this plan is for "
+          "comparison\n";
+  }
   if (r.world > 1 && d.communicator_bytes > 0) {
     os << "communicator buffers: " << bytes_text(d.communicator_bytes)
        << " per device (NCCL), counted as comm_buffers, "

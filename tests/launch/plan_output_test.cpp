@@ -60,6 +60,7 @@ TEST_CASE("plan JSON: model, cluster, every candidate and the chosen one") {
   CHECK(json.at("model").at("params").as_int() == parameter_count(r.workload.model));
   const Json& cluster = json.at("cluster");
   CHECK(cluster.at("device").as_string() == "v100-16g");
+  CHECK_FALSE(cluster.at("supported").as_bool());  // compute capability 7.0
   CHECK(cluster.at("gpus").as_int() == 2);
   CHECK(cluster.at("gpus_per_node").as_int() == 8);
   CHECK(cluster.at("memory_bytes").as_int() == 16LL << 30);
@@ -118,4 +119,18 @@ TEST_CASE("plan table: the chosen layout first, then the rejected ones with the 
   CHECK(table.find("<- chosen") != std::string::npos);
   CHECK(table.find("chosen: dp 1 x tp 2") != std::string::npos);
   CHECK(table.find("dp 2 x tp 1: global batch 3 not divisible by dp 2") != std::string::npos);
+}
+
+TEST_CASE("plan JSON and table: a preset's GPUs that llmft cannot run are a comparison") {
+  PlanRequest r = gpt2_on_two_gpus(8);
+  const std::string v100 = plan_table(r, plan_layouts(r), 3);
+  CHECK(v100.find("note: v100-16g GPUs (compute capability 7.0) cannot run llmft's CUDA "
+                  "backend") != std::string::npos);
+  for (const char* name : {"rtx3090", "a100-80g", "h100-80g", "h200", "cpu"}) {
+    CAPTURE(name);
+    r.device = device_preset(name);
+    const PlanResult result = plan_layouts(r);
+    CHECK(Json::parse(plan_json(r, result).dump()).at("cluster").at("supported").as_bool());
+    CHECK(plan_table(r, result, 3).find("cannot run") == std::string::npos);
+  }
 }
