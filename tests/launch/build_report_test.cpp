@@ -5,6 +5,7 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator_registry.h"
@@ -47,31 +48,28 @@ TEST_CASE("build report: the release, then every device and communicator this bu
   REQUIRE(!report.empty());
   CHECK(report[0] == "llmft " + std::string(llmft_version()));
 
+  // Each kind the registries name has its line, in their order: the name, then more.
   const std::vector<std::string> devices = section(report, "devices");
-  const std::vector<std::string> names = available_devices();
-  REQUIRE(devices.size() == names.size());
-  for (size_t i = 0; i < names.size(); ++i) {
-    CAPTURE(devices[i]);
-    CHECK(starts_with(devices[i], names[i] + ": "));
-    // A device this machine cannot run says why, in the words --device would use.
-    const std::string unavailable = device_unavailable_reason(names[i]);
-    if (!unavailable.empty()) {
-      CHECK(devices[i].size() > unavailable.size());
-      CHECK(devices[i].substr(devices[i].size() - unavailable.size()) == unavailable);
+  const std::vector<std::string> communicators = section(report, "communicators");
+  for (const auto& [lines, names] : {std::pair{devices, available_devices()},
+                                     std::pair{communicators, available_communicators()}}) {
+    REQUIRE(lines.size() == names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      CAPTURE(lines[i]);
+      CHECK(starts_with(lines[i], names[i] + ": "));
+      CHECK(lines[i].size() > names[i].size() + 2);
     }
+  }
+  // A device this machine cannot run says why, in the words --device would use.
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string unavailable = device_unavailable_reason(available_devices()[i]);
+    CAPTURE(devices[i]);
+    CHECK(devices[i].size() > unavailable.size());
+    CHECK(devices[i].substr(devices[i].size() - unavailable.size()) == unavailable);
   }
   // The CPU runs on the BLAS library and kernel the training log names.
   const cpu::BlasReport& blas = cpu::select_blas_kernel();
   CHECK(devices[0] == "cpu: " + blas.library + "; kernel " + blas.kernel + " (" + blas.how + ")");
-
-  const std::vector<std::string> communicators = section(report, "communicators");
-  const std::vector<std::string> kinds = available_communicators();
-  REQUIRE(communicators.size() == kinds.size());
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    CAPTURE(communicators[i]);
-    CHECK(starts_with(communicators[i], kinds[i] + ": "));
-    CHECK(communicators[i].size() > kinds[i].size() + 2);  // a library follows the name
-  }
   CHECK(communicators[0].find(", MPI ") != std::string::npos);  // the standard it implements
 }
 
