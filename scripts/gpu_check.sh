@@ -18,6 +18,8 @@
 #   offload     optimizer offload through the pinned host pool (losses as without it),
 #               and a 1B-parameter model's offloaded AdamW
 #   sp          sequence parallelism, two ranks sharing the GPU
+#   resume      checkpoints: resuming repeats the uninterrupted run bit for bit
+#               (tests/launch/checkpoint_resume.sh's same-layout cases)
 #   bench-more  gpt2-xl against PyTorch, and gpt2 and TinyLlama with checkpointing
 #   sanitizers  the conformance tests under compute-sanitizer (memcheck, then racecheck
 #               on attention)
@@ -39,7 +41,8 @@
 #   --steps    which steps to run (default all), in the order above
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-all_steps=(tests bench-llama attention ranks bench-gpt2 peaks offload sp bench-more sanitizers)
+all_steps=(tests bench-llama attention ranks bench-gpt2 peaks offload sp resume bench-more
+  sanitizers)
 usage="usage: scripts/gpu_check.sh [--budget SECONDS] [--steps STEP,STEP...] [--peak-tflops 989]"
 peak=989 budget=420 chosen=$(IFS=,; echo "${all_steps[*]}")
 while (($#)); do
@@ -231,6 +234,16 @@ step_sp() {
 step_attention() {
   check "$build/bench/bench_attention" --device cuda --model tinyllama-1.1b --lengths 512,2048 \
     --dtypes f32,bf16,fp16
+}
+
+step_resume() {
+  # Checkpoints on the GPU: resuming at step 5 repeats the uninterrupted run's steps 6-10
+  # bit for bit (1 and 2 ranks, every optimizer, fp32/bf16/fp16, offload), the step-10
+  # files equal dataset by dataset (h5py, where python3 has it).
+  local python=none
+  if python3 -c "import h5py" 2> /dev/null; then python=python3; fi
+  check env LLMFT_TEST_DEVICE=cuda bash "$root/tests/launch/checkpoint_resume.sh" \
+    "$build/llmft" "$root" /tmp/checkpoint_resume_cuda "$python" "$mpiexec" "${mpi_flags[@]}"
 }
 
 step_bench-more() {

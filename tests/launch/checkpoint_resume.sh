@@ -12,6 +12,11 @@
 #    bf16 and fp16 within 1e-3, the bound of the bf16 data-parallel test
 #    (tests/parallel/data_parallel_mpi_tests.cpp: a layout that sums 16-bit gradients
 #    over other groups rounds them at 2^-8 relative, which the weights mostly absorb).
+# With LLMFT_TEST_DEVICE=cuda every run is on the GPU (the ranks sharing it,
+# tests/launch/test_device.sh; exit 77 where none can start) and only the same-layout
+# cases run: the kernels add in a fixed order, so there too a resume repeats the
+# uninterrupted run bit for bit (the layouts' parity on the GPU is
+# tests/launch/layout_invariance.sh's).
 # usage: checkpoint_resume.sh LLMFT SOURCE_DIR WORK_DIR PYTHON|none MPIEXEC [MPIEXEC_FLAGS...]
 set -euo pipefail
 llmft=$1 source_dir=$2 work=$3 python=$4
@@ -24,6 +29,8 @@ tolerance16=1e-3
 rm -rf "$work"
 mkdir -p "$work"
 "$llmft" prepare --input "$source_dir/examples/data/val.txt" --output "$work/text.tok" > /dev/null
+# shellcheck source=tests/launch/test_device.sh
+source "$source_dir/tests/launch/test_device.sh" "$llmft" "$work/text.tok" "$work"
 
 failed=0
 # losses FILE: one loss per line, as --metrics wrote it (shortest round-trip decimal).
@@ -35,7 +42,7 @@ train() {
   shift 2
   local lr=(--lr 3e-3)  # unless the case gives its own
   if [[ " $* " == *" --lr "* ]]; then lr=(); fi
-  "${mpiexec[@]}" -n "$ranks" "$llmft" --data "$work/text.tok" --seq-len 32 --steps 10 \
+  "${mpiexec[@]}" -n "$ranks" "$llmft" "${device[@]}" --data "$work/text.tok" --seq-len 32 --steps 10 \
     "${lr[@]}" --warmup 2 --seed 7 --threads 1 --log-every 100 --metrics "$name.jsonl" "$@" \
     > "$name.log" 2>&1 || { echo "FAILED: $name exited non-zero:"; cat "$name.log"; exit 1; }
 }
@@ -111,6 +118,8 @@ check adamw-fp32-offload-1r 1 "$llama --offload-optimizer --micro-batch 2 --grad
 check adamw-bf16-offload-2r-zero1 2 "$llama --offload-optimizer --dtype bf16 --zero 1 --micro-batch 2" \
   2 "$llama --offload-optimizer --dtype bf16 --zero 1 --micro-batch 2" exact
 
+# On a device, the same-layout cases above are all.
+if ((${#device[@]})); then exit $failed; fi
 # Another layout: within the fp32 parity tolerance.
 check adamw-2r-to-4r 2 "$llama --micro-batch 2" 4 "$llama --micro-batch 1" parity
 check adamw-4r-zero1-to-1r 4 "$llama --zero 1 --micro-batch 1" 1 "$llama --micro-batch 4" parity

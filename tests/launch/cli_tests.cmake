@@ -226,6 +226,12 @@ add_test(NAME checkpoint_resume COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_resume ${checkpoint_python}
   ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
 set_tests_properties(checkpoint_resume PROPERTIES TIMEOUT 600)
+# The same-layout resumes on the GPU, bit for bit; skipped (77) where none can start.
+add_test(NAME checkpoint_resume_cuda COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_resume.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_resume_cuda ${checkpoint_python}
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(checkpoint_resume_cuda PROPERTIES ENVIRONMENT LLMFT_TEST_DEVICE=cuda
+  SKIP_RETURN_CODE 77 TIMEOUT 600)
 add_test(NAME checkpoint_signals COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_signals.sh
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_signals
   ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})

@@ -28,20 +28,8 @@ mkdir -p "$work"
 "$llmft" prepare --input "$source_dir/examples/data/val.txt" --output "$work/text.tok" > /dev/null
 "$llmft" prepare --input "$source_dir/examples/data/instruct.jsonl" --output "$work/sft.tok" \
   > /dev/null
-device=()
-if [[ -n ${LLMFT_TEST_DEVICE:-} ]]; then
-  # A collective gives up within a minute, naming itself, well inside gpu_check's bound.
-  device=(--device "$LLMFT_TEST_DEVICE" --share-devices --comm-timeout 60)
-  if ! "$llmft" "${device[@]}" --model llama-tiny --data "$work/text.tok" --seq-len 16 \
-    --steps 1 > "$work/probe.log" 2>&1; then
-    # Only "this machine has no GPU" is a skip; any other failure of the probe is a failure.
-    if grep -Eq "cannot run CUDA|no CUDA device is visible|has no CUDA backend" "$work/probe.log"; then
-      echo "skipped: --device $LLMFT_TEST_DEVICE cannot start here: $(tail -n 1 "$work/probe.log")"
-      exit 77
-    fi
-    echo "FAILED: the --device $LLMFT_TEST_DEVICE probe run:"; cat "$work/probe.log"; exit 1
-  fi
-fi
+# shellcheck source=tests/launch/test_device.sh
+source "$source_dir/tests/launch/test_device.sh" "$llmft" "$work/text.tok" "$work"
 
 # name | ranks | layout options
 layouts=(
