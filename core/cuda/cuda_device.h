@@ -20,7 +20,7 @@ std::string cuda_device_unsupported_reason(int device);
 
 // The CUDA side of this build and machine in one line, for llmft --version: the runtime,
 // cuBLASLt and the architectures built for; then the driver and each visible GPU, or why
-// there are none. Creates no context.
+// there are none. Loads no kernels.
 std::string cuda_build_description();
 
 // The GPUs this process sees. Throws llmft::Error with the reason and what to do when
