@@ -24,7 +24,7 @@
 #                    --allow-run-as-root as root); e.g. "srun --mpi=pmix" under SLURM
 #   --llmft PATH     the binary (default build/llmft in the repository, or
 #                    $LLMFT_BUILD_DIR/llmft)
-#   --threads N      CPU threads per rank (default: llmft's, all cores)
+#   --threads N      CPU threads per rank (default: llmft's, each rank's share of the cores)
 #
 # Workload options are the job's: --model, --data, --optimizer, --dtype, --seq-len,
 # --global-batch, --clip-grad, --device-memory, --memory-margin, --device, ...

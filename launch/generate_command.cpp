@@ -15,6 +15,7 @@
 #include "io/tokenizer.h"
 #include "launch/command_line.h"
 #include "launch/commands.h"
+#include "launch/cpu_share.h"
 #include "launch/option_checks.h"
 #include "launch/sampling.h"
 #include "parallel/engine.h"
@@ -42,7 +43,9 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
        "byte, or bpe:PATH / a path to the model's tokenizer.json (GPT-2, Llama 2/3, Mistral) "
        "or vocab.json")
       ("device", po::value(&device)->default_value("cpu"), "cpu")
-      ("threads", po::value(&threads)->default_value(0), "CPU threads (0 = all cores)");
+      ("threads", po::value(&threads)->default_value(0),
+       "CPU threads (0 = OMP_NUM_THREADS if set, else this rank's share of the CPUs it "
+       "may run on, divided with the node's other ranks)");
   // clang-format on
   po::variables_map values;
   const std::string usage = "usage: llmft generate --checkpoint DIR --prompt TEXT [options]";
@@ -53,6 +56,7 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   LLMFT_REQUIRE(top_k >= 0, "--top-k must not be negative");
   LLMFT_REQUIRE(std::isfinite(temperature), "--temperature must be a finite number");
   require_thread_count(threads, "--threads");
+  if (threads == 0) threads = default_threads(mpi);
   LLMFT_REQUIRE(std::filesystem::is_directory(checkpoint),
                 "--checkpoint " << checkpoint << ": not a directory");
   if (mpi.rank() != 0) return 0;

@@ -18,6 +18,7 @@
 #include "io/token_file.h"
 #include "launch/auto_plan.h"
 #include "launch/commands.h"
+#include "launch/cpu_share.h"
 #include "launch/divergence_guard.h"
 #include "launch/initial_weights.h"
 #include "launch/run_settings.h"
@@ -96,6 +97,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                 "--seq-len " << o.seq_len << " is longer than the context of --model "
                              << config.name << " (" << config.max_seq_len
                              << " positions); use --seq-len " << config.max_seq_len << " or less");
+  if (o.threads == 0) o.threads = default_threads(mpi);
   std::vector<Setting> settings = option_settings(values);
   settings.push_back(model_setting(config));
   settings.push_back(data_file_setting("--data", o.data));

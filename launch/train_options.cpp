@@ -85,7 +85,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("device-memory", po::value(&o.device_memory)->default_value("0"),
        "device memory budget, e.g. 2GiB (0 = unlimited on cpu; on cuda what is free, less "
        "256 MiB for the runtime)")
-      ("threads", po::value(&o.threads)->default_value(0), "CPU threads (0 = all cores)")
+      ("threads", po::value(&o.threads)->default_value(0),
+       "CPU threads per rank (0 = OMP_NUM_THREADS if set, else this rank's share of the CPUs "
+       "it may run on, divided with the node's other ranks)")
       ("dp", po::value(&o.dp)->default_value(0),
        "data-parallel ranks (0 = ranks / --tp)")
       ("tp", po::value(&o.tp)->default_value(1),

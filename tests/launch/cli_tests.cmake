@@ -84,6 +84,10 @@ add_test(NAME cli_version COMMAND bash -c
      echo \"$out\" | grep -q '^  cpu: ' && echo \"$out\" | grep -q '^  mpi: ' || exit 1
    done")
 set_tests_properties(cli_version PROPERTIES TIMEOUT 60)
+# --threads 0: each rank's share of the CPUs (tests/launch/threads_share.sh).
+add_test(NAME cli_threads_share COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/threads_share.sh
+  ${llmft} ${cli_dir}/val.tok ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(cli_threads_share PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
 add_test(NAME cli_help COMMAND ${llmft} --help)
 set_tests_properties(cli_help PROPERTIES
   PASS_REGULAR_EXPRESSION "--lr-schedule arg \\(=cosine\\).*--device-memory arg \\(=0\\)")
