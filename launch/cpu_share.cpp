@@ -58,7 +58,9 @@ int default_threads(const MpiRuntime& mpi) {
   const bool user_set = user != nullptr && *user != '\0';
   // Every rank of the node takes part, also one whose user set the variable.
   const std::vector<std::string> gathered = mpi.node_gather(joined(allowed_cpus()));
-  if (user_set) return 0;
+  // The user's count: the first of a list for nested teams ("4,2"); 0 (OpenMP's
+  // choice) where it is no count.
+  if (user_set) return std::max(0, std::atoi(user));
   std::vector<std::vector<int>> masks;
   for (const std::string& text : gathered) masks.push_back(split(text));
   return cpu_share(masks, static_cast<size_t>(mpi.local_rank()));

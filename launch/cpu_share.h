@@ -20,8 +20,9 @@ std::vector<int> allowed_cpus();
 // it); the sum rounded down, and at least 1. masks[r]: rank r's CPUs.
 int cpu_share(const std::vector<std::vector<int>>& masks, size_t me);
 
-// The threads for --threads 0: 0 (OpenMP's own choice) when OMP_NUM_THREADS is set, else
-// this rank's cpu_share among the ranks of its node. Collective over the node.
+// The threads for --threads 0: OMP_NUM_THREADS's count when it is set (0, OpenMP's own
+// choice, when that is no count), else this rank's cpu_share among the ranks of its
+// node. Collective over the node.
 int default_threads(const MpiRuntime& mpi);
 
 }  // namespace llmft
