@@ -20,9 +20,7 @@ std::vector<std::string> available_devices() {
 }
 
 std::vector<std::string> describe_devices() {
-  const cpu::BlasReport& blas = cpu::select_blas_kernel();
-  std::vector<std::string> lines = {"cpu: " + blas.library + "; kernel " + blas.kernel + " (" +
-                                    blas.how + ")"};
+  std::vector<std::string> lines = {"cpu: " + cpu::blas_description()};
 #ifdef LLMFT_WITH_CUDA
   lines.push_back("cuda: " + cuda_build_description());
 #endif

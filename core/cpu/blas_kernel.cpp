@@ -97,4 +97,9 @@ const BlasReport& select_blas_kernel() {
   return report;
 }
 
+std::string blas_description() {
+  const BlasReport& blas = select_blas_kernel();
+  return blas.library + "; kernel " + blas.kernel + " (" + blas.how + ")";
+}
+
 }  // namespace llmft::cpu

@@ -34,6 +34,9 @@ struct BlasReport {
 // Applies the choice above on the first call and returns what runs; later calls return
 // the first call's report. Call it before any BLAS call (CpuBackend's constructor does).
 const BlasReport& select_blas_kernel();
+// select_blas_kernel()'s report in one line, as the training log and --version print it:
+// "LIBRARY; kernel KERNEL (HOW)".
+std::string blas_description();
 
 // Makes OpenBLAS load `kernel` (an OPENBLAS_CORETYPE name) now, leaving the environment
 // as it was. Returns false, changing nothing, when this OpenBLAS cannot switch kernels

@@ -68,9 +68,8 @@ CpuBackend::CpuBackend() {
 }
 
 std::string CpuBackend::describe() const {
-  const cpu::BlasReport& blas = cpu::select_blas_kernel();
   return "cpu, " + std::to_string(omp_get_max_threads()) + " threads per rank; BLAS " +
-         blas.library + "; kernel " + blas.kernel + " (" + blas.how + ")";
+         cpu::blas_description();
 }
 
 std::unique_ptr<Event> CpuBackend::create_event() {

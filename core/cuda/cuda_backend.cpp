@@ -81,10 +81,10 @@ int64_t adalomo_cols(const Tensor& t) {
 CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing,
                          const std::function<void()>& node_barrier)
     : device_(device), requested_bytes_(memory_bytes), ranks_sharing_(std::max(1, ranks_sharing)) {
-  const std::string unsupported = cuda_device_unsupported_reason(device_);
-  LLMFT_REQUIRE(unsupported.empty(), unsupported);
   LLMFT_CUDA_CHECK(cudaSetDevice(device_));
   LLMFT_CUDA_CHECK(cudaGetDeviceProperties(&properties_, device_));
+  const std::string unsupported = cuda_device_unsupported_reason(device_, properties_);
+  LLMFT_REQUIRE(unsupported.empty(), unsupported);
   LLMFT_CUDA_CHECK(cudaFree(nullptr));  // creates the context now
   LLMFT_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
   LLMFT_CUDA_CHECK(cudaStreamCreateWithFlags(&communication_, cudaStreamNonBlocking));

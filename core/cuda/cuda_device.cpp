@@ -20,18 +20,17 @@ std::string cuda_version(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
-bool supported(const cudaDeviceProp& properties) {
-  return 10 * properties.major + properties.minor >= kMinimumCudaComputeCapability;
+int capability(const cudaDeviceProp& properties) {
+  return 10 * properties.major + properties.minor;
 }
 
-std::string minimum_text() {
-  return std::to_string(kMinimumCudaComputeCapability / 10) + "." +
-         std::to_string(kMinimumCudaComputeCapability % 10);
+bool supported(const cudaDeviceProp& properties) {
+  return capability(properties) >= kMinimumCudaComputeCapability;
 }
 
 std::string gpu_name(int device, const cudaDeviceProp& properties) {
   return "cuda:" + std::to_string(device) + " (" + properties.name + ", compute capability " +
-         std::to_string(properties.major) + "." + std::to_string(properties.minor) + ")";
+         compute_capability_text(capability(properties)) + ")";
 }
 
 }  // namespace
@@ -50,22 +49,19 @@ std::string cuda_unavailable_reason() {
   return "";  // any other error surfaces, checked, where the device is used
 }
 
-std::string cuda_device_unsupported_reason(int device) {
-  cudaDeviceProp properties;
-  LLMFT_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+std::string cuda_device_unsupported_reason(int device, const cudaDeviceProp& properties) {
   if (!supported(properties)) {
     return gpu_name(device, properties) +
            " is older than llmft's CUDA backend supports: it needs compute capability " +
-           minimum_text() + " (Ampere) or later; use a newer GPU or --device cpu";
+           compute_capability_text(kMinimumCudaComputeCapability) +
+           " (Ampere) or later; use a newer GPU or --device cpu";
   }
-  LLMFT_CUDA_CHECK(cudaSetDevice(device));
   const cudaError_t image = cuda::kernel_image_status();
   if (image == cudaErrorNoKernelImageForDevice) {
     return gpu_name(device, properties) +
            ": this build of llmft has no code for it (built for architectures " +
            LLMFT_CUDA_ARCHITECTURES +
-           "); rebuild with -DLLMFT_CUDA_ARCHITECTURES=" + std::to_string(properties.major) +
-           std::to_string(properties.minor);
+           "); rebuild with -DLLMFT_CUDA_ARCHITECTURES=" + std::to_string(capability(properties));
   }
   LLMFT_CUDA_CHECK(image);
   return "";
@@ -90,7 +86,9 @@ std::string cuda_build_description() {
     LLMFT_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
     text += "; " + gpu_name(device, properties) + " " +
             format_bytes(static_cast<double>(properties.totalGlobalMem));
-    if (!supported(properties)) text += " (too old: the backend needs " + minimum_text() + ")";
+    if (!supported(properties))
+      text += " (too old: the backend needs " +
+              compute_capability_text(kMinimumCudaComputeCapability) + ")";
   }
   return text;
 }

@@ -4,6 +4,8 @@
 // user lets ranks share GPUs (each then gets its share of the memory).
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <string>
 
 #include "core/node_placement.h"
@@ -13,10 +15,10 @@ namespace llmft {
 // "" when this process sees a CUDA device; else why not (no driver, no device).
 std::string cuda_unavailable_reason();
 
-// "" when this build's kernels run on GPU `device` (made current); else a line naming the
-// GPU, why not (a compute capability under 8.0, or no code for it among the
-// architectures the build has) and what to do.
-std::string cuda_device_unsupported_reason(int device);
+// "" when this build's kernels run on GPU `device`, the current one, whose properties
+// are given; else a line naming the GPU, why not (a compute capability under 8.0, or no
+// code for it among the architectures the build has) and what to do.
+std::string cuda_device_unsupported_reason(int device, const cudaDeviceProp& properties);
 
 // The CUDA side of this build and machine in one line, for llmft --version: the runtime,
 // cuBLASLt and the architectures built for; then the driver and each visible GPU, or why

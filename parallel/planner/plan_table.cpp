@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/byte_size.h"
+#include "core/cuda_support.h"
 
 namespace llmft {
 
@@ -31,10 +32,11 @@ std::string devices_line(const PlanRequest& r, const PlanResult& result) {
        << (d.overhead_measured ? "measured" : "assumed from the preset, not measured") << "\n";
   }
   if (!llmft_runs_on(d)) {
-    os << "note: " << d.name << " GPUs (compute capability " << d.compute_capability / 10 << "."
-       << d.compute_capability % 10
-       << ") cannot run llmft's CUDA backend, which needs Ampere or later: this plan is for "
-          "comparison\n";
+    os << "note: " << d.name << " GPUs (compute capability "
+       << compute_capability_text(d.compute_capability)
+       << ") cannot run llmft's CUDA backend, which needs "
+       << compute_capability_text(kMinimumCudaComputeCapability)
+       << " (Ampere) or later: this plan is for comparison\n";
   }
   if (r.world > 1 && d.communicator_bytes > 0) {
     os << "communicator buffers: " << bytes_text(d.communicator_bytes)

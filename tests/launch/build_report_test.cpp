@@ -69,7 +69,9 @@ TEST_CASE("build report: the release, then every device and communicator this bu
   }
   // The CPU runs on the BLAS library and kernel the training log names.
   const cpu::BlasReport& blas = cpu::select_blas_kernel();
-  CHECK(devices[0] == "cpu: " + blas.library + "; kernel " + blas.kernel + " (" + blas.how + ")");
+  CHECK(devices[0] == "cpu: " + cpu::blas_description());
+  CHECK(devices[0].find(blas.library) != std::string::npos);
+  CHECK(devices[0].find("; kernel " + blas.kernel + " (") != std::string::npos);
   CHECK(communicators[0].find(", MPI ") != std::string::npos);  // the standard it implements
 }
 
