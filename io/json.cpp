@@ -23,7 +23,12 @@ class Parser {
   explicit Parser(std::string_view text) : text_(text) {}
 
   Json parse_document() {
-    Json value = parse_value(0);
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") {
+      fail(
+          "the text starts with a UTF-8 byte-order mark (bytes EF BB BF), which JSON does not "
+          "allow; save the file as UTF-8 without a BOM, or delete its first three bytes");
+    }
+    Json value = parse_value(0, "");
     skip_whitespace();
     if (pos_ != text_.size()) fail("expected end of input after the JSON value");
     return value;
@@ -53,7 +58,9 @@ class Parser {
     pos_ += literal.size();
   }
 
-  Json parse_value(int depth) {
+  // `key`: the object member the value belongs to (directly or inside its arrays), named
+  // in errors; empty at the top level.
+  Json parse_value(int depth, std::string_view key) {
     skip_whitespace();
     switch (peek()) {
       case 'n':
@@ -68,11 +75,11 @@ class Parser {
       case '"':
         return Json::string(parse_string());
       case '[':
-        return parse_array(depth + 1);
+        return parse_array(depth + 1, key);
       case '{':
         return parse_object(depth + 1);
       default:
-        if (peek() == '-' || (peek() >= '0' && peek() <= '9')) return parse_number();
+        if (peek() == '-' || (peek() >= '0' && peek() <= '9')) return parse_number(key);
         if (at_end()) fail("expected a value, found end of input");
         fail("expected a value (null, true, false, number, string, array or object)");
     }
@@ -84,7 +91,7 @@ class Parser {
     }
   }
 
-  Json parse_array(int depth) {
+  Json parse_array(int depth, std::string_view key) {
     check_depth(depth);
     ++pos_;  // '['
     Json::Array items;
@@ -94,7 +101,7 @@ class Parser {
       return Json::array(std::move(items));
     }
     while (true) {
-      items.push_back(parse_value(depth));
+      items.push_back(parse_value(depth, key));
       skip_whitespace();
       if (peek() == ',') {
         ++pos_;
@@ -124,7 +131,7 @@ class Parser {
       skip_whitespace();
       if (peek() != ':') fail("expected ':' after object key");
       ++pos_;
-      Json value = parse_value(depth);
+      Json value = parse_value(depth, key);
       members.emplace_back(std::move(key), std::move(value));
       skip_whitespace();
       if (peek() == ',') {
@@ -153,7 +160,7 @@ class Parser {
     }
   }
 
-  Json parse_number() {
+  Json parse_number(std::string_view key) {
     size_t start = pos_;
     if (peek() == '-') ++pos_;
     if (peek() == '0') {
@@ -179,12 +186,24 @@ class Parser {
     const char* last = text_.data() + pos_;
     auto [end, error] = std::from_chars(first, last, value);
     if (error == std::errc::result_out_of_range) {
-      // Overflow becomes +-inf and underflow 0, as in other JSON readers.
+      // Underflow becomes 0 (or the nearest subnormal), as in other JSON readers; overflow
+      // is refused, as serde_json (Hugging Face tokenizers) does, rather than read as
+      // infinity, which no JSON text can mean.
       value = std::strtod(std::string(first, last).c_str(), nullptr);
+      if (std::isinf(value))
+        fail_at(start, out_of_range(std::string_view(first, last - first), key));
     } else if (error != std::errc() || end != last) {
       fail_at(start, "malformed number");
     }
     return Json::number(value);
+  }
+
+  static std::string out_of_range(std::string_view number, std::string_view key) {
+    constexpr size_t kShown = 40;
+    std::string text = "the number " + std::string(number.substr(0, kShown));
+    if (number.size() > kShown) text += "...";
+    if (!key.empty()) text += " of key " + Json::quote(key);
+    return text + " is out of range: a double holds magnitudes up to about 1.8e308";
   }
 
   static bool is_digit(char c) { return c >= '0' && c <= '9'; }

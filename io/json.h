@@ -34,7 +34,9 @@ class Json {
 
   // Parses one JSON document: \uXXXX escapes (surrogate pairs included) become
   // UTF-8, numbers follow the RFC grammar, nesting is limited to 512 levels, and an
-  // object may not repeat a key. Anything but whitespace after the value is an error.
+  // object may not repeat a key. Anything but whitespace after the value is an error,
+  // and so are a leading UTF-8 byte-order mark (as in Python's json and serde_json) and a
+  // number beyond a double's range (named with its key); one too small becomes 0.
   // Throws llmft::Error "invalid JSON at offset N: <what was expected>".
   static Json parse(std::string_view text);
 

@@ -76,6 +76,9 @@ TEST_CASE("a size that would wrap into a 32-bit int is refused, naming the key")
   CHECK(contains(error_of(gpt2_with("vocab_size", "-5")), "\"vocab_size\" is -5"));
   CHECK(contains(error_of(gpt2_with("n_head", "4.5")), "\"n_head\" is 4.5"));
   CHECK(contains(error_of(gpt2_with("n_positions", "1e999")), "\"n_positions\""));
+  // A number beyond a double read as infinity, which the message printed as "null".
+  CHECK(contains(error_of(gpt2_with("n_layer", "1e400")),
+                 "the number 1e400 of key \"n_layer\" is out of range"));
   CHECK(contains(error_of(llama_with("num_key_value_heads", "0")), "\"num_key_value_heads\" is 0"));
   CHECK(contains(error_of(llama_with("intermediate_size", "2e9")), "\"intermediate_size\""));
   // The bounds themselves are accepted.
@@ -108,5 +111,5 @@ TEST_CASE("floats must be finite, fit a float32 and lie where the model can use 
   CHECK(contains(error_of(llama_with("rms_norm_eps", "1e999")), "\"rms_norm_eps\""));
   CHECK(
       contains(error_of(llama_with("rope_scaling", R"({"rope_type": "linear", "factor": 1e999})")),
-               "\"factor\" must be a finite number"));
+               "the number 1e999 of key \"factor\" is out of range"));
 }

@@ -2,7 +2,6 @@
 
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <limits>
 #include <string>
 
@@ -57,7 +56,32 @@ TEST_CASE("Json parses scalars at top level") {
   CHECK(Json::parse("1E3").as_number() == 1000.0);
   CHECK(Json::parse("2e-3").as_number() == 0.002);
   CHECK(Json::parse("\"x\"").as_string() == "x");
-  CHECK(std::isinf(Json::parse("1e400").as_number()));
+  CHECK(Json::parse("1e-400").as_number() == 0.0);  // underflow rounds to zero
+}
+
+TEST_CASE("Json refuses a number beyond a double, naming its key (it read as null)") {
+  CHECK(parse_error("1e400") ==
+        "invalid JSON at offset 0: the number 1e400 is out of range: a double holds "
+        "magnitudes up to about 1.8e308");
+  CHECK(parse_error(R"({"n_embd": 8, "n_layer": -1E400})")
+            .find("offset 25: the number -1E400 of key \"n_layer\" is out of range") !=
+        std::string::npos);
+  CHECK(parse_error(R"({"eos_token_id": [1, 2e999]})").find("2e999 of key \"eos_token_id\"") !=
+        std::string::npos);
+  // A key that an earlier, nested object named is not this number's.
+  CHECK(parse_error(R"([{"a": 1}, 1e999])").find("1e999 is out of range") != std::string::npos);
+  const std::string digits(400, '9');
+  CHECK(parse_error(digits).find("the number " + std::string(40, '9') + "... is out of range") !=
+        std::string::npos);
+  CHECK(Json::parse("1.7976931348623157e308").as_number() == std::numeric_limits<double>::max());
+}
+
+TEST_CASE("Json refuses a UTF-8 byte-order mark, saying so (it said \"offset 0\" only)") {
+  CHECK(parse_error("\xEF\xBB\xBF{\"a\": 1}") ==
+        "invalid JSON at offset 0: the text starts with a UTF-8 byte-order mark (bytes EF BB "
+        "BF), which JSON does not allow; save the file as UTF-8 without a BOM, or delete its "
+        "first three bytes");
+  CHECK(Json::parse("\"\xEF\xBB\xBF\"").as_string() == "\xEF\xBB\xBF");  // inside a string: text
 }
 
 TEST_CASE("Json string escapes decode to UTF-8") {
