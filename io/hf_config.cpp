@@ -5,62 +5,142 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "core/error.h"
+#include "io/config_object.h"
 
 namespace llmft::io {
 
 namespace {
 
+// Keys of transformers' PretrainedConfig (4.x and 5.x, with the legacy keys older
+// releases wrote) that do not change the computation llmft does, for every model.
+const std::vector<std::string_view> kIgnoredByEveryModel = {
+    // who wrote the file and how it was named
+    "_name_or_path", "name_or_path", "_commit_hash", "transformers_version",
+    // the stored weights' type (--dtype picks the compute type)
+    "dtype", "torch_dtype", "use_bfloat16",
+    // what a forward returns and which attention kernel computes it (the same products)
+    "output_attentions", "output_hidden_states", "return_dict", "output_past", "torchscript",
+    "attn_implementation", "_attn_implementation", "_attn_implementation_internal",
+    "_attn_implementation_autoset", "tf_legacy_loss", "xla_device",
+    // the heads of other tasks (classification, summaries), not the LM head
+    "id2label", "label2id", "num_labels", "_num_labels", "problem_type", "finetuning_task",
+    "task_specific_params",
+    // the tokenizer's business
+    "tokenizer_class", "prefix", "sep_token_id", "decoder_start_token_id",
+    // encoder-decoder flags that decoder-only causal LMs do not read
+    "is_encoder_decoder", "is_decoder", "tie_encoder_decoder", "cross_attention_hidden_size",
+    "chunk_size_feed_forward",
+    // training-time switches of transformers' own trainer
+    "gradient_checkpointing", "initializer_range",
+    // generate()'s defaults (GenerationConfig): llmft generate takes its own options
+    "use_cache", "max_length", "min_length", "do_sample", "early_stopping", "num_beams",
+    "num_beam_groups", "diversity_penalty", "temperature", "top_k", "top_p", "typical_p",
+    "epsilon_cutoff", "eta_cutoff", "repetition_penalty", "encoder_repetition_penalty",
+    "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids",
+    "num_return_sequences", "output_scores", "return_dict_in_generate", "forced_bos_token_id",
+    "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty",
+    "suppress_tokens", "begin_suppress_tokens", "assistant_confidence_threshold",
+    "assistant_lookbehind", "target_lookbehind", "num_assistant_tokens",
+    "num_assistant_tokens_schedule"};
+
+// GPT2Config keys that do not change the computation (each other key is read, and its
+// value used or refused, by parse_gpt2):
+const std::vector<std::string_view> kIgnoredByGpt2 = {
+    // dropout rates: llmft has no dropout, its forward is transformers' eval() forward
+    "resid_pdrop", "embd_pdrop", "attn_pdrop", "summary_first_dropout",
+    // the double-heads and classification models' summary head
+    "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
+    // no padding row in GPT-2's embedding
+    "pad_token_id",
+    // n_positions' legacy twin, and OpenAI GPT's keys that GPT-2's published configs keep
+    "n_ctx", "n_special", "predict_special_tokens"};
+
+// LlamaConfig keys that do not change the computation (each other key is read, and its
+// value used or refused, by parse_llama and read_rope):
+const std::vector<std::string_view> kIgnoredByLlama = {
+    // no dropout (eval() forward)
+    "attention_dropout",
+    // splits the same products in transformers 4; unused in 5
+    "pretraining_tp",
+    // read for rope type llama3 only; transformers ignores it for the others
+    "original_max_position_embeddings",
+    // nanotron's keys in SmolLM's configs, which transformers ignores
+    "is_llama_config", "rope_interleaved"};
+
+std::vector<std::string_view> ignored_keys(const std::vector<std::string_view>& family) {
+  std::vector<std::string_view> keys = kIgnoredByEveryModel;
+  keys.insert(keys.end(), family.begin(), family.end());
+  return keys;
+}
+
 // A size: an integer in [1, limit] (ModelLimits), never wrapped into an int.
-int size_key(const Json& j, const std::string& key, int64_t limit, const std::string& source) {
+int size_key(ConfigObject& j, const std::string& key, int64_t limit) {
   const Json* v = j.find(key);
-  LLMFT_REQUIRE(v != nullptr, source << ": missing key \"" << key << "\"");
-  LLMFT_REQUIRE(v->is_number(), source << ": key \"" << key << "\" must be a number");
+  LLMFT_REQUIRE(v != nullptr, j.source() << ": missing key \"" << key << "\"");
+  LLMFT_REQUIRE(v->is_number(), j.source() << ": key \"" << key << "\" must be a number");
   const double value = v->as_number();
   LLMFT_REQUIRE(value == std::trunc(value) && value >= 1 && value <= static_cast<double>(limit),
-                source << ": key \"" << key << "\" is " << v->dump()
-                       << "; it must be an integer in [1, " << limit
-                       << "] (the bounds of core/model_config.h's ModelLimits, far "
-                       << "above every published model)");
+                j.source() << ": key \"" << key << "\" is " << v->dump()
+                           << "; it must be an integer in [1, " << limit
+                           << "] (the bounds of core/model_config.h's ModelLimits, far "
+                           << "above every published model)");
   return static_cast<int>(value);
 }
 
-std::string architecture(const Json& j) {
-  if (const Json* archs = j.find("architectures"); archs && archs->is_array() &&
-                                                   !archs->as_array().empty() &&
-                                                   archs->as_array()[0].is_string()) {
+// GPT2Config's attribute_map lets the generic names stand for its own (hidden_size for
+// n_embd, ...), and transformers takes the generic one when both are given; so does
+// llmft, but both must then say the same.
+int gpt2_size_key(ConfigObject& j, const std::string& key, const std::string& generic,
+                  int64_t limit) {
+  const Json* alias = j.find(generic);
+  if (alias == nullptr || alias->is_null()) return size_key(j, key, limit);
+  const int value = size_key(j, generic, limit);
+  const Json* own = j.find(key);
+  LLMFT_REQUIRE(own == nullptr || own->is_null() || (own->is_number() && own->as_number() == value),
+                j.source() << ": key \"" << key << "\" is " << own->dump() << " but \"" << generic
+                           << "\", which GPT2Config reads as " << key << ", is " << value
+                           << "; keep one of them");
+  return value;
+}
+
+std::string architecture(ConfigObject& j) {
+  const Json* archs = j.find("architectures");
+  const Json* type = j.find("model_type");
+  if (archs && archs->is_array() && !archs->as_array().empty() &&
+      archs->as_array()[0].is_string()) {
     return archs->as_array()[0].as_string();
   }
-  if (const Json* type = j.find("model_type"); type && type->is_string()) {
-    return type->as_string();
-  }
+  if (type && type->is_string()) return type->as_string();
   return "";
 }
 
-float float_key(const Json& j, const std::string& key, float fallback, const std::string& source) {
+float float_key(ConfigObject& j, const std::string& key, float fallback) {
   const Json* v = j.find(key);
   if (v == nullptr || v->is_null()) return fallback;
-  LLMFT_REQUIRE(v->is_number(), source << ": key \"" << key << "\" must be a number");
+  LLMFT_REQUIRE(v->is_number(), j.source() << ": key \"" << key << "\" must be a number");
   const double value = v->as_number();
   LLMFT_REQUIRE(std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max(),
-                source << ": key \"" << key << "\" is " << v->dump()
-                       << "; it must be a finite number that fits a float32");
+                j.source() << ": key \"" << key << "\" is " << v->dump()
+                           << "; it must be a finite number that fits a float32");
   return static_cast<float>(value);
 }
 
-bool bool_key(const Json& j, const std::string& key, bool fallback, const std::string& source) {
+bool bool_key(ConfigObject& j, const std::string& key, bool fallback) {
   const Json* v = j.find(key);
   if (v == nullptr || v->is_null()) return fallback;
-  LLMFT_REQUIRE(v->is_bool(), source << ": key \"" << key << "\" must be true or false");
+  LLMFT_REQUIRE(v->is_bool(), j.source() << ": key \"" << key << "\" must be true or false");
   return v->as_bool();
 }
 
 // bos_token_id (one id) and eos_token_id (one id or a list, as Llama 3.1's instruct
 // models write), kept so that the exported config names them again.
-void read_special_tokens(const Json& j, const std::string& source, ModelConfig& c) {
+void read_special_tokens(ConfigObject& j, ModelConfig& c) {
   if (const Json* bos = j.find("bos_token_id"); bos && !bos->is_null()) {
-    LLMFT_REQUIRE(bos->is_number(), source << ": bos_token_id must be a token id or null");
+    LLMFT_REQUIRE(bos->is_number(), j.source() << ": bos_token_id must be a token id or null");
     c.bos_token_id = bos->as_int();
   }
   const Json* eos = j.find("eos_token_id");
@@ -69,72 +149,99 @@ void read_special_tokens(const Json& j, const std::string& source, ModelConfig& 
     c.eos_token_ids = {eos->as_int()};
     return;
   }
-  LLMFT_REQUIRE(eos->is_array(), source << ": eos_token_id must be a token id, a list or null");
+  LLMFT_REQUIRE(eos->is_array(), j.source() << ": eos_token_id must be a token id, a list or null");
   for (const Json& id : eos->as_array()) {
-    LLMFT_REQUIRE(id.is_number(), source << ": eos_token_id lists token ids");
+    LLMFT_REQUIRE(id.is_number(), j.source() << ": eos_token_id lists token ids");
     c.eos_token_ids.push_back(id.as_int());
   }
 }
 
-// GPT2Config keys, each used, harmless or refused:
-//   used: vocab_size, n_positions, n_embd, n_layer, n_head, n_inner, activation_function,
-//         layer_norm_epsilon, tie_word_embeddings (must be true), bos/eos_token_id (kept)
-//   harmless: n_ctx (legacy), initializer_range (random init only), summary_* (only the
-//         classification and double-heads models read them), use_cache, pad_token_id (no
-//         padding row in GPT-2's embedding), reorder_and_upcast_attn (computes the same
-//         scores in float32, which llmft's attention always accumulates in),
-//         resid_pdrop / embd_pdrop / attn_pdrop / summary_first_dropout (llmft has no
-//         dropout: its forward is transformers' eval() forward)
-//   refused: scale_attn_weights false, scale_attn_by_inverse_layer_idx true,
-//         add_cross_attention true
-ModelConfig parse_gpt2(const Json& j, const std::string& source) {
+// transformers 4 pruned a config's pruned_heads at load (GPT-2; LLaMA cannot prune).
+void refuse_pruned_heads(ConfigObject& j) {
+  const Json* pruned = j.find("pruned_heads");
+  LLMFT_REQUIRE(pruned == nullptr || pruned->is_null() ||
+                    (pruned->is_object() && pruned->as_object().empty()),
+                j.source() << ": pruned_heads " << pruned->dump()
+                           << " is not supported: llmft's attention keeps every head; remove "
+                              "the key or set it to {}");
+}
+
+// GPT2Config keys used: vocab_size, n_positions, n_embd, n_layer, n_head (or their
+// generic names), n_inner, activation_function, layer_norm_epsilon, tie_word_embeddings
+// (must be true), reorder_and_upcast_attn (computes the same scores in float32, which
+// llmft's attention always accumulates in), bos/eos_token_id (kept); refused:
+// scale_attn_weights false, scale_attn_by_inverse_layer_idx true, add_cross_attention
+// true, pruned_heads; ignored: kIgnoredByGpt2 and kIgnoredByEveryModel.
+ModelConfig parse_gpt2(ConfigObject& j) {
+  const std::string& source = j.source();
   ModelConfig c;
   c.name = source;
   c.family = ModelFamily::gpt2;
-  c.vocab_size = size_key(j, "vocab_size", ModelLimits::vocab_size, source);
-  c.max_seq_len = size_key(j, "n_positions", ModelLimits::positions, source);
-  c.hidden = size_key(j, "n_embd", ModelLimits::hidden, source);
-  c.n_layer = size_key(j, "n_layer", ModelLimits::layers, source);
-  c.n_head = size_key(j, "n_head", ModelLimits::heads, source);
+  c.vocab_size = size_key(j, "vocab_size", ModelLimits::vocab_size);
+  c.max_seq_len =
+      gpt2_size_key(j, "n_positions", "max_position_embeddings", ModelLimits::positions);
+  c.hidden = gpt2_size_key(j, "n_embd", "hidden_size", ModelLimits::hidden);
+  c.n_layer = gpt2_size_key(j, "n_layer", "num_hidden_layers", ModelLimits::layers);
+  c.n_head = gpt2_size_key(j, "n_head", "num_attention_heads", ModelLimits::heads);
   c.n_kv_head = c.n_head;
   const Json* inner = j.find("n_inner");
-  c.intermediate = inner && !inner->is_null()
-                       ? size_key(j, "n_inner", ModelLimits::intermediate, source)
-                       : 4 * c.hidden;
-  c.norm_eps = float_key(j, "layer_norm_epsilon", 1e-5f, source);
+  c.intermediate =
+      inner && !inner->is_null() ? size_key(j, "n_inner", ModelLimits::intermediate) : 4 * c.hidden;
+  c.norm_eps = float_key(j, "layer_norm_epsilon", 1e-5f);
   if (const Json* act = j.find("activation_function")) {
     LLMFT_REQUIRE(act->is_string() &&
                       (act->as_string() == "gelu_new" || act->as_string() == "gelu_pytorch_tanh"),
                   source << ": activation_function must be gelu_new (the tanh GELU)");
   }
-  LLMFT_REQUIRE(bool_key(j, "tie_word_embeddings", true, source),
+  LLMFT_REQUIRE(bool_key(j, "tie_word_embeddings", true),
                 source << ": GPT-2 models must tie their word embeddings");
-  LLMFT_REQUIRE(bool_key(j, "scale_attn_weights", true, source),
+  LLMFT_REQUIRE(bool_key(j, "scale_attn_weights", true),
                 source << ": scale_attn_weights false (attention scores not divided by "
                           "sqrt(head size)) is not supported; llmft always scales them: "
                           "remove the key or set it to true");
-  LLMFT_REQUIRE(!bool_key(j, "scale_attn_by_inverse_layer_idx", false, source),
+  LLMFT_REQUIRE(!bool_key(j, "scale_attn_by_inverse_layer_idx", false),
                 source << ": scale_attn_by_inverse_layer_idx true (scores of layer i divided "
                           "by i + 1) is not supported; remove the key or set it to false");
-  LLMFT_REQUIRE(!bool_key(j, "add_cross_attention", false, source),
+  LLMFT_REQUIRE(!bool_key(j, "add_cross_attention", false),
                 source << ": add_cross_attention true (an encoder-decoder's cross-attention "
                           "layers) is not supported; llmft trains decoder-only models");
-  bool_key(j, "reorder_and_upcast_attn", false, source);  // harmless, but must be a boolean
-  read_special_tokens(j, source, c);
+  bool_key(j, "reorder_and_upcast_attn", false);  // harmless, but must be a boolean
+  refuse_pruned_heads(j);
+  read_special_tokens(j, c);
+  j.refuse_unknown_keys(ignored_keys(kIgnoredByGpt2), "a GPT2LMHeadModel");
   return c;
 }
 
-double number_key(const Json& j, const std::string& key, const std::string& source) {
+double number_key(ConfigObject& j, const std::string& key) {
   const Json* v = j.find(key);
   LLMFT_REQUIRE(v != nullptr && v->is_number() && std::isfinite(v->as_number()),
-                source << ": key \"" << key << "\" must be a finite number");
+                j.source() << ": key \"" << key << "\" must be a finite number");
   return v->as_number();
+}
+
+// The rope type of a rope_scaling or rope_parameters object: rope_type, or the older
+// "type" (transformers 4 wrote both when it read a "type"), "default" when neither.
+std::string rope_type(ConfigObject& rope) {
+  const Json* type = rope.find("rope_type");
+  const Json* legacy = rope.find("type");
+  const bool has_type = type != nullptr && !type->is_null();
+  const bool has_legacy = legacy != nullptr && !legacy->is_null();
+  if (!has_type && !has_legacy) return "default";
+  LLMFT_REQUIRE(!has_type || !has_legacy || type->dump() == legacy->dump(),
+                rope.source() << ": rope_type " << type->dump() << " and type " << legacy->dump()
+                              << " disagree; keep rope_type");
+  const Json& name = has_type ? *type : *legacy;
+  LLMFT_REQUIRE(name.is_string(), rope.source() << ": rope_type must be a string");
+  return name.as_string();
 }
 
 // The rope scaling of rope_scaling (transformers 4) or rope_parameters (transformers 5,
 // which also holds rope_theta): rope_type (or the older "type") default, linear or llama3.
-void read_rope(const Json& j, const std::string& source, ModelConfig& c) {
-  c.rope_theta = float_key(j, "rope_theta", 10000.0f, source);
+// Its keys are used or refused: a key the type does not read is an error, as a misspelt
+// one would otherwise change the rotation silently.
+void read_rope(ConfigObject& j, ModelConfig& c) {
+  const std::string& source = j.source();
+  c.rope_theta = float_key(j, "rope_theta", 10000.0f);
   const Json* parameters = j.find("rope_parameters");
   const Json* scaling = j.find("rope_scaling");
   const bool has_parameters = parameters && !parameters->is_null();
@@ -143,92 +250,81 @@ void read_rope(const Json& j, const std::string& source, ModelConfig& c) {
                 source << ": both rope_parameters and rope_scaling are given; keep one");
   const std::string key = has_parameters ? "rope_parameters" : "rope_scaling";
   const Json empty = Json::object({});
-  const Json& rope = has_parameters ? *parameters : has_scaling ? *scaling : empty;
-  const std::string where = source + " " + key;
-  LLMFT_REQUIRE(rope.is_object(), source << ": " << key << " must be an object or null");
-  const float partial = float_key(rope, "partial_rotary_factor",
-                                  float_key(j, "partial_rotary_factor", 1.0f, source), where);
+  const Json& rope_json = has_parameters ? *parameters : has_scaling ? *scaling : empty;
+  LLMFT_REQUIRE(rope_json.is_object(), source << ": " << key << " must be an object or null");
+  ConfigObject rope(rope_json, source + " " + key);
+  const float partial =
+      float_key(rope, "partial_rotary_factor", float_key(j, "partial_rotary_factor", 1.0f));
   LLMFT_REQUIRE(partial == 1.0f, source << ": partial_rotary_factor " << partial
                                         << " is not supported; llmft rotates whole heads (1.0)");
   if (!has_parameters && !has_scaling) return;
-  c.rope_theta = float_key(rope, "rope_theta", c.rope_theta, where);
-  const Json* type = rope.find("rope_type");
-  if (type == nullptr || type->is_null()) type = rope.find("type");
-  std::string name = "default";
-  if (type != nullptr && !type->is_null()) {
-    LLMFT_REQUIRE(type->is_string(), where << ": rope_type must be a string");
-    name = type->as_string();
-  }
+  c.rope_theta = float_key(rope, "rope_theta", c.rope_theta);
+  const std::string name = rope_type(rope);
   RopeScaling& s = c.rope_scaling;
   if (name == "default") {
     s.type = RopeType::unscaled;
   } else if (name == "linear") {
     s.type = RopeType::linear;
-    s.factor = number_key(rope, "factor", where);
+    s.factor = number_key(rope, "factor");
   } else if (name == "llama3") {
     s.type = RopeType::llama3;
-    s.factor = number_key(rope, "factor", where);
-    s.low_freq_factor = number_key(rope, "low_freq_factor", where);
-    s.high_freq_factor = number_key(rope, "high_freq_factor", where);
+    s.factor = number_key(rope, "factor");
+    s.low_freq_factor = number_key(rope, "low_freq_factor");
+    s.high_freq_factor = number_key(rope, "high_freq_factor");
     // As transformers: the config's own original_max_position_embeddings first, then the
     // scaling's, then the context.
     const Json* outer = j.find("original_max_position_embeddings");
     const Json* inner = rope.find("original_max_position_embeddings");
     if (outer && !outer->is_null()) {
       s.original_max_positions =
-          size_key(j, "original_max_position_embeddings", ModelLimits::positions, source);
+          size_key(j, "original_max_position_embeddings", ModelLimits::positions);
     } else if (inner && !inner->is_null()) {
       s.original_max_positions =
-          size_key(rope, "original_max_position_embeddings", ModelLimits::positions, where);
+          size_key(rope, "original_max_position_embeddings", ModelLimits::positions);
     } else {
       s.original_max_positions = c.max_seq_len;
     }
   } else {
-    LLMFT_FAIL(where << ": rope type \"" << name
-                     << "\" is not supported; supported: default, linear, llama3");
+    LLMFT_FAIL(rope.source() << ": rope type \"" << name
+                             << "\" is not supported; supported: default, linear, llama3");
   }
+  rope.refuse_unknown_keys({}, "rope type " + name);
 }
 
-// LlamaConfig keys, each used, harmless or refused:
-//   used: vocab_size, hidden_size, intermediate_size, num_hidden_layers,
-//         num_attention_heads, num_key_value_heads, max_position_embeddings, rms_norm_eps,
-//         rope_theta, rope_scaling / rope_parameters (default, linear, llama3),
-//         tie_word_embeddings, hidden_act (must be silu), head_dim (must equal
-//         hidden_size / num_attention_heads), bos/eos_token_id (kept)
-//   harmless: initializer_range (random init only), use_cache, pretraining_tp (splits
-//         the same products in transformers 4; unused in 5), attention_dropout (llmft has
-//         no dropout: its forward is transformers' eval() forward), torch_dtype / dtype
-//         (the stored weights' type; --dtype picks the compute type)
-//   refused: attention_bias / mlp_bias true, pad_token_id other than null (transformers
-//         never updates that embedding row, llmft trains every row), rope types other
-//         than the three, partial_rotary_factor other than 1
-ModelConfig parse_llama(const Json& j, const std::string& source) {
+// LlamaConfig keys used: vocab_size, hidden_size, intermediate_size, num_hidden_layers,
+// num_attention_heads, num_key_value_heads, max_position_embeddings, rms_norm_eps,
+// rope_theta, rope_scaling / rope_parameters (default, linear, llama3),
+// partial_rotary_factor (must be 1), tie_word_embeddings, hidden_act (must be silu),
+// head_dim (must equal hidden_size / num_attention_heads), bos/eos_token_id (kept);
+// refused: attention_bias / mlp_bias true, pad_token_id other than null (transformers
+// never updates that embedding row, llmft trains every row), pruned_heads; ignored:
+// kIgnoredByLlama and kIgnoredByEveryModel.
+ModelConfig parse_llama(ConfigObject& j) {
+  const std::string& source = j.source();
   ModelConfig c;
   c.name = source;
   c.family = ModelFamily::llama;
-  c.vocab_size = size_key(j, "vocab_size", ModelLimits::vocab_size, source);
-  c.max_seq_len = size_key(j, "max_position_embeddings", ModelLimits::positions, source);
-  c.hidden = size_key(j, "hidden_size", ModelLimits::hidden, source);
-  c.n_layer = size_key(j, "num_hidden_layers", ModelLimits::layers, source);
-  c.n_head = size_key(j, "num_attention_heads", ModelLimits::heads, source);
+  c.vocab_size = size_key(j, "vocab_size", ModelLimits::vocab_size);
+  c.max_seq_len = size_key(j, "max_position_embeddings", ModelLimits::positions);
+  c.hidden = size_key(j, "hidden_size", ModelLimits::hidden);
+  c.n_layer = size_key(j, "num_hidden_layers", ModelLimits::layers);
+  c.n_head = size_key(j, "num_attention_heads", ModelLimits::heads);
   const Json* kv = j.find("num_key_value_heads");
-  c.n_kv_head = kv && !kv->is_null()
-                    ? size_key(j, "num_key_value_heads", ModelLimits::heads, source)
-                    : c.n_head;
-  c.intermediate = size_key(j, "intermediate_size", ModelLimits::intermediate, source);
-  c.norm_eps = float_key(j, "rms_norm_eps", 1e-6f, source);
-  read_rope(j, source, c);
-  c.tie_embeddings = bool_key(j, "tie_word_embeddings", false, source);
+  c.n_kv_head =
+      kv && !kv->is_null() ? size_key(j, "num_key_value_heads", ModelLimits::heads) : c.n_head;
+  c.intermediate = size_key(j, "intermediate_size", ModelLimits::intermediate);
+  c.norm_eps = float_key(j, "rms_norm_eps", 1e-6f);
+  read_rope(j, c);
+  c.tie_embeddings = bool_key(j, "tie_word_embeddings", false);
   if (const Json* act = j.find("hidden_act")) {
     LLMFT_REQUIRE(act->is_string() && act->as_string() == "silu",
                   source << ": hidden_act must be silu (SwiGLU)");
   }
-  LLMFT_REQUIRE(
-      !bool_key(j, "attention_bias", false, source) && !bool_key(j, "mlp_bias", false, source),
-      source << ": attention_bias and mlp_bias are not supported (LLaMA has no biases)");
+  LLMFT_REQUIRE(!bool_key(j, "attention_bias", false) && !bool_key(j, "mlp_bias", false),
+                source << ": attention_bias and mlp_bias are not supported (LLaMA has no biases)");
   if (const Json* head_dim = j.find("head_dim"); head_dim && !head_dim->is_null()) {
     LLMFT_REQUIRE(
-        c.n_head > 0 && size_key(j, "head_dim", ModelLimits::hidden, source) * c.n_head == c.hidden,
+        c.n_head > 0 && size_key(j, "head_dim", ModelLimits::hidden) * c.n_head == c.hidden,
         source << ": head_dim must equal hidden_size / num_attention_heads");
   }
   if (const Json* pad = j.find("pad_token_id"); pad && !pad->is_null()) {
@@ -236,7 +332,9 @@ ModelConfig parse_llama(const Json& j, const std::string& source) {
                       << " is not supported: transformers never updates that embedding row "
                          "(padding_idx) and llmft trains every row; set it to null");
   }
-  read_special_tokens(j, source, c);
+  refuse_pruned_heads(j);
+  read_special_tokens(j, c);
+  j.refuse_unknown_keys(ignored_keys(kIgnoredByLlama), "a LlamaForCausalLM");
   return c;
 }
 
@@ -244,12 +342,13 @@ ModelConfig parse_llama(const Json& j, const std::string& source) {
 
 ModelConfig parse_hf_config(const Json& j, const std::string& source) {
   LLMFT_REQUIRE(j.is_object(), source << ": a config must be a JSON object");
-  const std::string arch = architecture(j);
+  ConfigObject keys(j, source);
+  const std::string arch = architecture(keys);
   ModelConfig c;
   if (arch == "GPT2LMHeadModel" || arch == "gpt2") {
-    c = parse_gpt2(j, source);
+    c = parse_gpt2(keys);
   } else if (arch == "LlamaForCausalLM" || arch == "llama") {
-    c = parse_llama(j, source);
+    c = parse_llama(keys);
   } else {
     LLMFT_FAIL(source << ": unsupported architecture \"" << arch
                       << "\"; supported: GPT2LMHeadModel (gpt2), LlamaForCausalLM (llama)");

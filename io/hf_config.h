@@ -1,7 +1,9 @@
 // Hugging Face config.json <-> ModelConfig. Reads the keys transformers writes for
-// GPT2LMHeadModel and LlamaForCausalLM (each key is used, harmless or refused by name:
-// hf_config.cpp lists them); writes a config that transformers loads unchanged, with
-// the rope scaling and the bos/eos token ids.
+// GPT2LMHeadModel and LlamaForCausalLM: each key is used, ignored (hf_config.cpp lists
+// the keys transformers knows that do not change the computation) or refused by name,
+// and a key llmft does not know is refused, naming the nearest known key; writes a
+// config that transformers loads unchanged, with the rope scaling and the bos/eos token
+// ids.
 #pragma once
 
 #include <string>

@@ -14,7 +14,12 @@ add_test(NAME input_checks_setup COMMAND bash -c
    echo \"{$gpt2, \\\"n_embd\\\": 128, \\\"n_layer\\\": 2, \\\"n_head\\\": 4, \\\"layer_norm_epsilon\\\": 1e300}\" > \"$d/epsilon.json\"
    echo '{\"architectures\": [\"LlamaForCausalLM\"], \"vocab_size\": 257, \"hidden_size\": 48, \"intermediate_size\": 72, \"num_hidden_layers\": 2, \"num_attention_heads\": 6, \"max_position_embeddings\": 64, \"rope_theta\": -1}' > \"$d/theta.json\"
    printf 'steps = 0\\n' > \"$d/bad_steps.ini\"
-   mkdir -p \"$d/a_directory\"")
+   mkdir -p \"$d/a_directory\"
+   small=\"$gpt2, \\\"n_embd\\\": 128, \\\"n_head\\\": 4\"
+   echo \"{$small, \\\"n_layer\\\": 2, \\\"frobnicate\\\": 3}\" > \"$d/unknown_key.json\"
+   echo \"{$small, \\\"n_layer\\\": 2, \\\"tie_word_embedding\\\": true}\" > \"$d/key_typo.json\"
+   echo \"{$small, \\\"n_layer\\\": 1e400}\" > \"$d/huge.json\"
+   printf '\\xef\\xbb\\xbf{%s, \"n_layer\": 2}\\n' \"$small\" > \"$d/bom.json\"")
 set_tests_properties(input_checks_setup PROPERTIES FIXTURES_SETUP input_files
   FIXTURES_REQUIRED cli_data TIMEOUT 60)
 
@@ -58,6 +63,16 @@ input_failure(config_file_value_masked "--config .*bad_steps.ini: --steps must b
   --config ${inputs}/bad_steps.ini --steps 2 --data ${cli_dir}/val.tok ${train_outputs})
 input_failure(generate_seed_negative "--seed -1: a seed is a whole number"
   generate --checkpoint ${inputs} --seed=-1)
+# config.json keys llmft does not know (were accepted silently), numbers beyond a double
+# (said "is null") and a byte-order mark (said "invalid JSON at offset 0" only).
+input_failure(config_unknown_key "unknown_key.json: unknown key \"frobnicate\": not a key that llmft reads"
+  --model ${inputs}/unknown_key.json --data ${cli_dir}/val.tok ${train_outputs})
+input_failure(config_key_typo "key_typo.json: unknown key \"tie_word_embedding\" \\(did you mean \"tie_word_embeddings\"\\?\\)"
+  --model ${inputs}/key_typo.json --data ${cli_dir}/val.tok ${train_outputs})
+input_failure(config_number_out_of_range "huge.json: invalid JSON at offset [0-9]+: the number 1e400 of key \"n_layer\" is out of range"
+  --model ${inputs}/huge.json --data ${cli_dir}/val.tok ${train_outputs})
+input_failure(config_byte_order_mark "bom.json: invalid JSON at offset 0: the text starts with a UTF-8 byte-order mark"
+  --model ${inputs}/bom.json --data ${cli_dir}/val.tok ${train_outputs})
 
 # A data file cut short under a running job (was SIGBUS).
 add_test(NAME data_changed_under_job COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/data_changed.sh
