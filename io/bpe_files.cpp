@@ -344,12 +344,19 @@ const Json* read_post_processor(const Component& processor, const BpeFiles& file
   return template_processing;
 }
 
-// The model's options: BPE, with the options of the file's kind.
-void read_model_options(const Json& model, const std::string& path, BpeFiles& files) {
+// The model's type, checked before anything else reads the file: a Unigram or WordPiece
+// model has its own pre-tokenizer, which would otherwise be the part refused.
+void require_bpe_model(const Json& model, const std::string& path) {
   const Json* type = model.find("type");
-  LLMFT_REQUIRE(type == nullptr || (type->is_string() && type->as_string() == "BPE"),
-                "tokenizer file " << path << ": model.type is " << type->dump()
-                                  << ", expected \"BPE\"" << kSupported);
+  LLMFT_REQUIRE(
+      type == nullptr || (type->is_string() && type->as_string() == "BPE"),
+      "tokenizer file " << path << ": model.type is " << type->dump()
+                        << ", not \"BPE\": llmft reads BPE models only (GPT-2 and "
+                           "Llama 3 byte-level BPE, Llama 2 / Mistral SentencePiece BPE)");
+}
+
+// The model's options, with the options of the file's kind.
+void read_model_options(const Json& model, const std::string& path, BpeFiles& files) {
   std::vector<const char*> unsupported = {"dropout", "continuing_subword_prefix",
                                           "end_of_word_suffix"};
   if (files.kind == BpeFiles::Kind::byte_level) unsupported.push_back("byte_fallback");
@@ -421,8 +428,12 @@ std::vector<std::pair<std::string, int64_t>> parse_added_tokens(const Json& root
 BpeFiles read_tokenizer_json(const Json& root, const std::string& path) {
   const Json* model = root.find("model");
   LLMFT_REQUIRE(model != nullptr && model->is_object(),
-                "tokenizer file " << path << ": expected a \"model\" object, as Hugging Face "
-                                  << "tokenizer.json files have");
+                "tokenizer file " << path << " has no \"model\" object, which holds a "
+                                  << "tokenizer.json's vocabulary and merges"
+                                  << (model == nullptr ? std::string()
+                                                       : std::string("; its \"model\" is a JSON ") +
+                                                             Json::kind_name(model->kind())));
+  require_bpe_model(*model, path);
   BpeFiles files;
   const bool has_normalizer =
       read_normalizer(Component(root.find("normalizer"), "normalizer", path));
@@ -446,6 +457,17 @@ BpeFiles read_tokenizer_json(const Json& root, const std::string& path) {
   return files;
 }
 
+// True for a tokenizer.json, even one without its "model": a vocab.json maps each token to
+// a number, so one of tokenizer.json's keys holding anything else cannot be a vocab.json.
+bool is_tokenizer_json(const Json& json) {
+  for (const char* key : {"model", "version", "added_tokens", "normalizer", "pre_tokenizer",
+                          "post_processor", "decoder", "truncation", "padding"}) {
+    const Json* value = json.find(key);
+    if (value != nullptr && !value->is_number()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string BpeFiles::merge_origin(const MergeRule& rule) const {
@@ -460,8 +482,8 @@ std::string BpeFiles::merge_origin(const MergeRule& rule) const {
   return os.str();
 }
 
-// A tokenizer.json, a vocab.json (told apart by tokenizer.json's "model", which in a
-// vocab.json could only be a token with its id), or a directory holding either.
+// A tokenizer.json, a vocab.json (told apart by is_tokenizer_json), or a directory
+// holding either.
 BpeFiles read_bpe_files(const std::string& path) {
   if (fs::is_directory(path)) {
     const fs::path dir(path);
@@ -476,8 +498,7 @@ BpeFiles read_bpe_files(const std::string& path) {
     return read_vocab_and_merges(parse_json_file(file, "vocabulary file"), file);
   }
   const Json json = parse_json_file(path, "tokenizer file");
-  const Json* model = json.find("model");
-  if (model != nullptr && !model->is_number()) return read_tokenizer_json(json, path);
+  if (is_tokenizer_json(json)) return read_tokenizer_json(json, path);
   return read_vocab_and_merges(json, path);
 }
 

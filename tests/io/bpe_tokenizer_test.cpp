@@ -449,7 +449,33 @@ TEST_CASE("BPE refuses tokenizer.json files it cannot tokenize as Hugging Face d
   CHECK(message_for(tokenizer_json_with(bpe, "added_tokens", Json::array({lstrip_token})))
             .find("sets lstrip, which is not supported") != std::string::npos);
   CHECK(message_for(Json::object({{"model", Json::string("BPE")}}))
-            .find("expected a \"model\" object") != std::string::npos);
+            .find("has no \"model\" object, which holds a tokenizer.json's vocabulary and "
+                  "merges; its \"model\" is a JSON string") != std::string::npos);
+}
+
+TEST_CASE("a tokenizer.json without its model, or of another model type, is named as such") {
+  TempDir files;
+  const auto message_for = [&](const std::string& text) {
+    const std::string path = files.write("tokenizer.json", text);
+    return load_error([&] { BpeTokenizer tok(path); });
+  };
+  // Was read as a vocab.json: 'token "version" has id "1.0"'.
+  const std::string no_model =
+      message_for(R"({"version": "1.0", "truncation": null, "added_tokens": []})");
+  CHECK(no_model.find("tokenizer.json has no \"model\" object, which holds a tokenizer.json's "
+                      "vocabulary and merges") != std::string::npos);
+  CHECK(no_model.find("; its") == std::string::npos);
+  // Their own pre-tokenizers were the part refused: "pre_tokenizer (none)".
+  const std::string unigram = message_for(
+      R"({"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]]},
+          "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "split": true}})");
+  CHECK(unigram.find("model.type is \"Unigram\", not \"BPE\": llmft reads BPE models only") !=
+        std::string::npos);
+  CHECK(message_for(R"({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}})")
+            .find("model.type is \"Unigram\"") != std::string::npos);
+  CHECK(message_for(R"({"model": {"type": "WordPiece", "vocab": {"a": 0}},
+                        "pre_tokenizer": {"type": "BertPreTokenizer"}})")
+            .find("model.type is \"WordPiece\", not \"BPE\"") != std::string::npos);
 }
 
 TEST_CASE("make_tokenizer builds a BPE from bpe:PATH or a plain path") {

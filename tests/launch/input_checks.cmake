@@ -19,7 +19,10 @@ add_test(NAME input_checks_setup COMMAND bash -c
    echo \"{$small, \\\"n_layer\\\": 2, \\\"frobnicate\\\": 3}\" > \"$d/unknown_key.json\"
    echo \"{$small, \\\"n_layer\\\": 2, \\\"tie_word_embedding\\\": true}\" > \"$d/key_typo.json\"
    echo \"{$small, \\\"n_layer\\\": 1e400}\" > \"$d/huge.json\"
-   printf '\\xef\\xbb\\xbf{%s, \"n_layer\": 2}\\n' \"$small\" > \"$d/bom.json\"")
+   printf '\\xef\\xbb\\xbf{%s, \"n_layer\": 2}\\n' \"$small\" > \"$d/bom.json\"
+   echo '{\"version\": \"1.0\", \"added_tokens\": [], \"pre_tokenizer\": null}' > \"$d/no_model.json\"
+   echo '{\"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"a\", 0.0]]}}' > \"$d/unigram.json\"
+   echo '{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"a\": 0}}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}' > \"$d/wordpiece.json\"")
 set_tests_properties(input_checks_setup PROPERTIES FIXTURES_SETUP input_files
   FIXTURES_REQUIRED cli_data TIMEOUT 60)
 
@@ -73,6 +76,15 @@ input_failure(config_number_out_of_range "huge.json: invalid JSON at offset [0-9
   --model ${inputs}/huge.json --data ${cli_dir}/val.tok ${train_outputs})
 input_failure(config_byte_order_mark "bom.json: invalid JSON at offset 0: the text starts with a UTF-8 byte-order mark"
   --model ${inputs}/bom.json --data ${cli_dir}/val.tok ${train_outputs})
+# A tokenizer.json without its model was read as a vocab.json ('token "version" has id
+# "1.0"'); Unigram and WordPiece models were refused by their pre-tokenizer.
+set(prepare_val prepare --input ${PROJECT_SOURCE_DIR}/examples/data/val.txt --output ${cli_dir}/out.tok)
+input_failure(tokenizer_without_model "no_model.json has no \"model\" object, which holds a tokenizer.json's vocabulary and merges"
+  ${prepare_val} --tokenizer ${inputs}/no_model.json)
+input_failure(tokenizer_unigram "unigram.json: model.type is \"Unigram\", not \"BPE\": llmft reads BPE models only"
+  ${prepare_val} --tokenizer ${inputs}/unigram.json)
+input_failure(tokenizer_wordpiece "wordpiece.json: model.type is \"WordPiece\", not \"BPE\": llmft reads BPE models only"
+  ${prepare_val} --tokenizer ${inputs}/wordpiece.json)
 
 # A data file cut short under a running job (was SIGBUS).
 add_test(NAME data_changed_under_job COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/data_changed.sh
