@@ -122,10 +122,14 @@ int run(int argc, char** argv) {
   info.dtype = dtype_name(options.dtype);
   info.model_config = io::hf_config_json(config).dump();
   info.vocabulary = vocabulary_fingerprint(config.vocab_size, "");
+  info.global_batch = 1;
+  info.data = "no data: the weights are a pattern";
+  info.seq_len = 1;
   size_t bytes = bytes_written(engine, place.slice, rank);
   MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
 
-  Checkpointer checkpointer(dir, 1);
+  constexpr double kTimeoutSeconds = 600;
+  Checkpointer checkpointer(dir, 1, kTimeoutSeconds, lead);
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
   const std::string path = checkpointer.save(engine, *backend, place, info);
@@ -134,8 +138,10 @@ int run(int argc, char** argv) {
   if (lead) drop_cached(path);
   MPI_Barrier(MPI_COMM_WORLD);
   start = MPI_Wtime();
-  const ResumeTarget target{config, info.vocabulary, info.optimizer, info.dtype, 0, false};
-  resume_from(path, target, engine, *backend, place);
+  ResumeTarget target{config, info.vocabulary, info.optimizer, info.dtype, 0, false};
+  target.data = info.data;
+  target.seq_len = info.seq_len;
+  resume_from(path, target, engine, *backend, place, kTimeoutSeconds);
   MPI_Barrier(MPI_COMM_WORLD);
   const double hdf5_read = MPI_Wtime() - start;
 

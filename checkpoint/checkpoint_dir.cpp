@@ -86,11 +86,34 @@ void publish_checkpoint(const std::string& partial, const std::string& final_pat
   sync_path(fs::path(final_path).parent_path().string());
 }
 
-void prune_checkpoints(const std::string& dir, int keep) {
+int64_t checkpoint_step(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  return std::stoll(name.substr(5, name.size() - 8));
+}
+
+void prune_checkpoints(const std::string& dir, int keep, int64_t verified_before) {
   if (keep <= 0) return;
-  const std::vector<std::string> paths = checkpoints_in(dir);
+  std::vector<std::string> verified;
+  for (const std::string& path : checkpoints_in(dir)) {
+    if (checkpoint_step(path) < verified_before) verified.push_back(path);
+  }
   std::error_code ec;
-  for (size_t i = 0; i + keep < paths.size(); ++i) fs::remove(paths[i], ec);
+  for (size_t i = 0; i + keep < verified.size(); ++i) fs::remove(verified[i], ec);
+}
+
+std::vector<std::string> set_aside_checkpoints(const std::string& dir, int64_t from_step) {
+  std::vector<std::string> set_aside;
+  for (const std::string& path : checkpoints_in(dir)) {
+    if (checkpoint_step(path) < from_step) continue;
+    const std::string renamed = path + ".diverged";
+    std::error_code ec;
+    fs::rename(path, renamed, ec);
+    LLMFT_REQUIRE(!ec, "cannot set aside the checkpoint " << path << " of a diverged state as "
+                                                          << renamed << ": " << ec.message()
+                                                          << "; remove it by hand");
+    set_aside.push_back(renamed);
+  }
+  return set_aside;
 }
 
 }  // namespace llmft

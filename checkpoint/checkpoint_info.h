@@ -1,9 +1,12 @@
 // CheckpointInfo: what a checkpoint records besides tensors, as string attributes on the
 // file's root (so h5py and h5dump show them as text): the format and llmft version, the
 // training progress (step, optimizer updates, loss scaler, data position), what the run
-// was (seed, optimizer, dtype, learning-rate schedule, the layout it was written from) and
-// what it trained (the model's config.json, a fingerprint of its vocabulary). The
-// attribute "complete" is written last of all; a file without it is not a checkpoint.
+// was (seed, optimizer, dtype, learning-rate schedule, the layout it was written from, the
+// data and window length it drew from) and what it trained (the model's config.json, a
+// fingerprint of its vocabulary). "info_digest" digests them all (io/value_digest.h), so a
+// changed attribute is refused as damage, and every value is checked on reading, errors
+// naming the file and the attribute. The attribute "complete" is written last of all; a
+// file without it is not a checkpoint.
 //
 // check_resumable() refuses, before any training, a checkpoint this run cannot continue,
 // with the reason and the fix.
@@ -17,7 +20,7 @@
 
 namespace llmft {
 
-constexpr int kCheckpointFormat = 1;
+constexpr int kCheckpointFormat = 2;  // 2: digests of every dataset and of the attributes
 constexpr const char* kCompleteAttribute = "complete";
 
 struct CheckpointInfo {
@@ -36,6 +39,8 @@ struct CheckpointInfo {
   std::string layout;        // JSON: ranks, dp, tp, zero, micro_batch, grad_accum
   std::string model_config;  // the model's Hugging Face config.json
   std::string vocabulary;    // fingerprint: "<size> tokens[; tokenizer <hash>]"
+  std::string data;          // the training data's fingerprint (data_fingerprint)
+  int seq_len = 0;           // tokens per training window
 };
 
 // Writes every attribute except "complete".
@@ -49,6 +54,10 @@ CheckpointInfo read_info(const io::Hdf5File& file);
 // beside them (tokenizer.json, vocab.json, merges.txt), hashed, when there are any.
 std::string vocabulary_fingerprint(int vocab_size, const std::string& init_from);
 
+// A token file's fingerprint: its size and a hash of its first and last MiB, which tells
+// another file (or the same one rewritten) without reading all of it.
+std::string data_fingerprint(const std::string& path);
+
 // What this run is, to compare with a checkpoint's info.
 struct ResumeTarget {
   ModelConfig config;
@@ -57,10 +66,14 @@ struct ResumeTarget {
   std::string dtype;
   uint64_t seed = 0;
   bool weights_only = false;  // --resume-weights-only: weights alone, a fresh run on them
+  std::string data;           // data_fingerprint of this run's --data
+  int seq_len = 0;
+  bool new_data = false;  // --resume-new-data: continue the window count on other data
 };
 
 // Throws an Error naming `path`, the difference and the fix when the checkpoint holds
-// another model or vocabulary, or (unless weights_only) another optimizer, dtype or seed.
+// another model or vocabulary, or (unless weights_only) another optimizer, dtype or seed,
+// or (unless new_data too) was drawn from other data or another --seq-len.
 void check_resumable(const CheckpointInfo& info, const ResumeTarget& run, const std::string& path);
 
 }  // namespace llmft

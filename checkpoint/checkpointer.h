@@ -3,15 +3,22 @@
 //
 // save(): rank 0 clears partial files of interrupted writes; all ranks write
 // ".step_N.h5.partial" together (parallel HDF5: each its own hyperslabs), the attributes,
-// and last the "complete" mark; rank 0 flushes the file to disk, renames it "step_N.h5"
-// and removes checkpoints beyond the newest `keep`. A failed write removes its partial
-// file and leaves every earlier checkpoint as it was; the training state is only read.
+// and last the "complete" mark; rank 0 flushes the file to disk and renames it "step_N.h5".
+// A failed write fails on every rank alike (io/file_agreement.h), removes its partial file
+// and leaves every earlier checkpoint as it was; the training state is only read.
+//
+// A checkpoint is verified once a later step's loss and gradient norm were healthy: they
+// came from the state it holds. The directory keeps the newest `keep` verified checkpoints
+// and every newer one (confirm() prunes after each healthy step). When training diverges,
+// set_aside() renames the checkpoints of the unhealthy state to "step_N.h5.diverged", so
+// that --resume never picks them and they stay for inspection.
 //
 // resume(): reads a checkpoint into an Engine built for this run's layout, whatever layout
 // wrote it (each rank reads only the hyperslabs it holds), after refusing one this run
-// cannot continue (checkpoint/checkpoint_info.h).
+// cannot continue (checkpoint/checkpoint_info.h), and verifies every value it restores.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "checkpoint/checkpoint_info.h"
@@ -30,27 +37,43 @@ struct RankPlace {
 
 class Checkpointer {
  public:
-  // `dir` exists and is writable (io/output_directory.h, on the lead rank).
-  Checkpointer(std::string dir, int keep);
+  // Collective. `dir` exists, is writable and locked by this job (on the lead rank);
+  // `timeout_seconds` bounds every wait of the ranks on each other (--comm-timeout).
+  Checkpointer(std::string dir, int keep, double timeout_seconds, bool lead);
 
   // Collective: writes the state after step info.step; returns the checkpoint's path.
   std::string save(const Engine& engine, Backend& backend, RankPlace place,
-                   const CheckpointInfo& info) const;
+                   const CheckpointInfo& info);
+
+  // Step `step` was healthy: every checkpoint before it is verified; prunes to `keep`.
+  void confirm(int64_t step);
+
+  // Collective: training diverged, and the state after step `from_step` on was unhealthy.
+  // Sets aside the checkpoints of those steps; returns what happened and where to resume,
+  // as a sentence for the error.
+  std::string set_aside(int64_t from_step);
 
  private:
   std::string dir_;
   int keep_;
+  double timeout_seconds_;
+  bool lead_;
+  std::string newest_;         // the newest complete checkpoint ("" when none)
+  int64_t unconfirmed_ = -1;   // the step of a checkpoint not yet verified (-1: none)
 };
 
 // Collective: the checkpoint `resume` names — "latest" for the newest complete one in
 // `dir` (empty when there is none yet), or a checkpoint file, or a directory's newest —
-// as the lead rank found it. Throws when an explicit path holds no checkpoint.
-std::string resolve_resume_path(const std::string& resume, const std::string& dir, bool lead);
+// as the lead rank found it. `option` names where the path came from in errors
+// ("--resume", "--checkpoint"). Throws when an explicit path holds no checkpoint. When
+// newer files were passed over (incomplete or unreadable), the lead says so on stdout.
+std::string resolve_resume_path(const std::string& resume, const std::string& dir, bool lead,
+                                const std::string& option, double timeout_seconds);
 
 // Collective: checks the checkpoint at `path` against `run`, then reads it into `engine`
 // (its weights alone with run.weights_only, else its whole state and progress). Returns
 // its info.
 CheckpointInfo resume_from(const std::string& path, const ResumeTarget& run, Engine& engine,
-                           Backend& backend, RankPlace place);
+                           Backend& backend, RankPlace place, double timeout_seconds);
 
 }  // namespace llmft

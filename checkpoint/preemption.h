@@ -3,8 +3,11 @@
 // --signal=USR1@SECONDS, scancel, mpirun's forwarding) only set a flag; the training loop
 // asks stop_agreed() at every step boundary — one tiny all-reduce over the job, so all
 // ranks stop after the same step even when only one of them got the signal — writes a
-// checkpoint and ends with kPreemptedExitCode. A second signal ends the process at once
-// (exit status 128 + the signal's number) without touching any complete checkpoint.
+// checkpoint and ends with kPreemptedExitCode (without a checkpoint directory it ends with
+// kInterruptedExitCode, saying nothing was saved). Rank 0 says on stderr when it got one.
+// The same signal a second time ends the process at once (exit status 128 + the signal's
+// number), saying so, without touching any complete checkpoint; a different one (mpirun's
+// SIGTERM after the SIGINT of a Ctrl-C, which reached every rank already) changes nothing.
 // Thread-safety: one watch per process, used from the thread that calls MPI.
 #pragma once
 
@@ -15,6 +18,9 @@ namespace llmft {
 // The exit code of a job that saved a checkpoint because it was signalled: requeue it
 // and it resumes (EX_TEMPFAIL: "temporary failure, try again").
 constexpr int kPreemptedExitCode = 75;
+// The exit code of a job stopped by a signal with nothing to save (no --checkpoint-dir):
+// 128 + SIGINT, as a shell reports a job it interrupted.
+constexpr int kInterruptedExitCode = 130;
 
 class PreemptionWatch {
  public:

@@ -26,6 +26,12 @@ fs::path existing_part(const fs::path& dir) {
 
 }  // namespace
 
+std::optional<uint64_t> free_bytes(const std::string& dir) {
+  struct statvfs space {};
+  if (::statvfs(existing_part(dir).c_str(), &space) != 0) return std::nullopt;
+  return static_cast<uint64_t>(space.f_bavail) * space.f_frsize;
+}
+
 void ensure_directory(const std::string& dir, const std::string& option) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -38,11 +44,9 @@ void ensure_directory(const std::string& dir, const std::string& option) {
 void prepare_output_directory(const std::string& dir, const std::string& option,
                               uint64_t bytes_to_write, const std::string& what) {
   // Free space first, so that a filesystem too small is refused before anything is made.
-  struct statvfs space {};
-  if (::statvfs(existing_part(dir).c_str(), &space) == 0) {
-    const uint64_t free_bytes = static_cast<uint64_t>(space.f_bavail) * space.f_frsize;
-    LLMFT_REQUIRE(free_bytes >= bytes_to_write,
-                  option << " " << dir << ": its filesystem has " << format_bytes(free_bytes)
+  if (const std::optional<uint64_t> free = free_bytes(dir)) {
+    LLMFT_REQUIRE(*free >= bytes_to_write,
+                  option << " " << dir << ": its filesystem has " << format_bytes(*free)
                          << " free but " << what << " alone take " << format_bytes(bytes_to_write)
                          << "; free some space or choose another directory");
   }

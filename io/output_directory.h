@@ -6,9 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace llmft::io {
+
+// The bytes free for this user on the filesystem of `dir` (or, before it exists, of its
+// nearest existing ancestor); none when the filesystem does not say.
+std::optional<uint64_t> free_bytes(const std::string& dir);
 
 // Creates `dir` (and its parents) if needed; an Error naming `option` when it cannot.
 void ensure_directory(const std::string& dir, const std::string& option);

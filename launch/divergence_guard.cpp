@@ -11,8 +11,7 @@ namespace {
 
 [[noreturn]] void fail(int step, const std::string& what, const std::string& more_advice) {
   throw DivergedError("training diverged at step " + std::to_string(step) + ": " + what +
-                      "; nothing was saved from this state; lower --lr or enable --clip-grad" +
-                      more_advice + ", and resume from the last checkpoint");
+                      "; lower --lr or enable --clip-grad" + more_advice);
 }
 
 }  // namespace
@@ -38,6 +37,7 @@ void DivergenceGuard::after_step(int step, const StepStats& stats) {
   if (max_loss_ > 0 && !stats.skipped && std::isfinite(stats.loss) && stats.loss > max_loss_) {
     what << "the loss " << stats.loss << " is above --max-loss " << max_loss_
          << " (the weights have blown up)";
+    unhealthy_from_ = step - 1;
     fail(step, what.str(), "");
   }
   if (!loss_scaling_) {
@@ -47,6 +47,7 @@ void DivergenceGuard::after_step(int step, const StepStats& stats) {
     } else {
       what << "the loss became " << stats.loss;
     }
+    unhealthy_from_ = step - 1;
     fail(step, what.str(), "");
   }
   skipped_in_a_row_ = stats.skipped ? skipped_in_a_row_ + 1 : 0;
@@ -54,6 +55,7 @@ void DivergenceGuard::after_step(int step, const StepStats& stats) {
     what << "fp16 overflowed " << skipped_in_a_row_ << " steps in a row (more than "
          << "--max-skipped-steps " << max_skipped_steps_ << "; the loss scale is now "
          << stats.loss_scale << ")";
+    unhealthy_from_ = step - skipped_in_a_row_;
     fail(step, what.str(), ", or use bf16");
   }
 }

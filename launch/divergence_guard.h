@@ -5,7 +5,8 @@
 // ln(vocabulary), twenty times the loss of a uniform guess, which only weights that have
 // blown up reach (the target's probability below V^-20). Ending is a DivergedError naming
 // the step and what went wrong (exit code kDivergedExitCode), thrown before anything is
-// saved.
+// saved; unhealthy_from() says which states the failing step's figures condemn, so that
+// their checkpoints are set aside (launch/train_checkpoints.h).
 #pragma once
 
 #include <string>
@@ -30,11 +31,18 @@ class DivergenceGuard {
   // Every rank sees the same (global) loss and norm, so every rank decides the same way.
   void after_step(int step, const StepStats& stats);
 
+  // After after_step threw: the first step whose resulting state was unhealthy. A step's
+  // loss and gradient norm come from the state after the step before it (after too many
+  // fp16 overflows in a row, the state after the step before the first of them: skipped
+  // steps leave the weights as they were).
+  int unhealthy_from() const { return unhealthy_from_; }
+
  private:
   bool loss_scaling_;
   int max_skipped_steps_;
   double max_loss_;
   int skipped_in_a_row_ = 0;
+  int unhealthy_from_ = 0;
 };
 
 }  // namespace llmft

@@ -43,10 +43,12 @@ int run_export(const Args& args, MpiRuntime& mpi) {
   LLMFT_REQUIRE(!save_dir.empty(), "--save-dir is required: where to write the model");
   const uint64_t max_shard_bytes = parse_byte_size(max_shard_size, "--save-max-shard-size");
   LLMFT_REQUIRE(max_shard_bytes > 0, "--save-max-shard-size must be positive");
-  const std::string path = resolve_resume_path(checkpoint, "", mpi.rank() == 0);
+  constexpr double kFileTimeoutSeconds = 300;  // one process: no other rank to wait for
+  const std::string path = resolve_resume_path(checkpoint, "", mpi.rank() == 0, "--checkpoint",
+                                               kFileTimeoutSeconds);
   if (mpi.rank() != 0) return 0;
 
-  io::Hdf5File file = io::Hdf5File::open(path, MPI_COMM_SELF);
+  io::Hdf5File file = io::Hdf5File::open(path, MPI_COMM_SELF, kFileTimeoutSeconds);
   const CheckpointInfo info = read_info(file);
   ModelConfig config =
       io::parse_hf_config(io::Json::parse(info.model_config), path + " (model_config)");
@@ -57,7 +59,8 @@ int run_export(const Args& args, MpiRuntime& mpi) {
     std::vector<float> values;
     for (int i = 0; i < static_cast<int>(unit.params.size()); ++i) {
       const ParamInfo& p = unit.params[i];
-      const std::vector<float> read = read_param_f32(file, p, {{i, 0, 0, p.numel()}});
+      const std::vector<TensorPiece> whole = {{i, 0, 0, p.numel()}};
+      const std::vector<float> read = read_param_f32(file, p, whole, whole);
       values.insert(values.end(), read.begin(), read.end());
     }
     writer.add_unit(values);

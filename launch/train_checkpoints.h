@@ -1,16 +1,21 @@
 // TrainCheckpoints: what `llmft train` does with checkpoints — resuming before the first
-// step (--resume), saving every --checkpoint-every steps and after the last one
-// (--checkpoint-dir), and, while it has a checkpoint directory, turning SIGTERM, SIGINT
-// and SIGUSR1 into "save after this step and exit with kPreemptedExitCode"
-// (checkpoint/preemption.h). Every rank makes every call, in the same order; rank 0 prints.
+// step (--resume, with a note of every setting that changed since the checkpoint),
+// saving every --checkpoint-every steps and after the last one (--checkpoint-dir, which
+// this job locks and whose free space it checks for the checkpoints it will keep), setting
+// aside the checkpoints of a state that diverged, and, while it has a checkpoint
+// directory, turning SIGTERM, SIGINT and SIGUSR1 into "save after this step and exit with
+// kPreemptedExitCode" (checkpoint/preemption.h). Every rank makes every call, in the same
+// order; rank 0 prints and touches the directory.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "checkpoint/checkpointer.h"
 #include "checkpoint/preemption.h"
 #include "core/model_config.h"
+#include "io/directory_lock.h"
 #include "launch/train_options.h"
 #include "parallel/engine.h"
 #include "parallel/mesh.h"
@@ -19,8 +24,8 @@ namespace llmft {
 
 class TrainCheckpoints {
  public:
-  // Finds the checkpoint --resume names, prepares --checkpoint-dir (rank 0) and starts
-  // watching for signals when there is one.
+  // Finds the checkpoint --resume names, prepares and locks --checkpoint-dir (rank 0) and
+  // starts watching for signals.
   TrainCheckpoints(const TrainOptions& options, const ModelConfig& config, Engine& engine,
                    Backend& backend, RankPlace place, MeshShape mesh);
 
@@ -33,13 +38,21 @@ class TrainCheckpoints {
   };
   Start resume();
 
-  // After step `step` (`windows_consumed` windows drawn so far): saves when a checkpoint is
-  // due (every --checkpoint-every steps, the last step, or when any rank was signalled).
-  // Returns true when the job must stop now (it was signalled; the state is saved).
+  // After step `step` (`windows_consumed` windows drawn so far), whose loss and gradient
+  // norm were healthy: saves when a checkpoint is due (every --checkpoint-every steps, the
+  // last step, or when any rank was signalled). Returns true when the job must stop now (it
+  // was signalled; the state is saved, or there is no --checkpoint-dir to save it in).
   bool after_step(int step, int64_t windows_consumed);
+
+  // Training diverged: the state after step `unhealthy_from` on was unhealthy. Sets aside
+  // its checkpoints; returns a sentence for the error saying what is left and where to
+  // resume.
+  std::string after_divergence(int unhealthy_from);
 
  private:
   void save(int step, int64_t windows_consumed);
+  // The note of what differs between the resumed checkpoint and this run ("" if nothing).
+  std::string changed_settings(const CheckpointInfo& info) const;
 
   const TrainOptions& options_;
   const ModelConfig& config_;
@@ -47,9 +60,11 @@ class TrainCheckpoints {
   Backend& backend_;
   RankPlace place_;
   MeshShape mesh_;
+  std::string data_;         // data_fingerprint(--data)
   std::string resume_path_;  // empty: nothing to resume
+  std::optional<io::DirectoryLock> lock_;  // rank 0's, with a checkpoint directory
   std::optional<Checkpointer> checkpointer_;
-  std::optional<PreemptionWatch> watch_;
+  PreemptionWatch watch_;
 };
 
 }  // namespace llmft

@@ -21,6 +21,7 @@
 #include "launch/cpu_share.h"
 #include "launch/divergence_guard.h"
 #include "launch/initial_weights.h"
+#include "launch/run_outputs.h"
 #include "launch/run_settings.h"
 #include "launch/train_checkpoints.h"
 #include "launch/train_options.h"
@@ -238,17 +239,14 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   // after training.
   TrainCheckpoints checkpoints(o, config, engine, *backend, RankPlace{tp_slice, dp_rank, lead},
                                shape);
-  if (lead && !o.save_dir.empty()) {
-    io::prepare_output_directory(o.save_dir, "--save-dir",
-                                 static_cast<uint64_t>(parameter_count(config)) * sizeof(float),
-                                 "the model's f32 weights");
-  }
+  RunOutputs outputs;
+  open_run_outputs(o, config, lead, outputs);
   const TrainCheckpoints::Start start = checkpoints.resume();
   std::optional<TrainReport> report;
   if (lead)
     report.emplace(o, config, predicted, loader.num_windows(), shape, backend->describe(),
                    backend->fixed_overhead(), backend->communicator_overhead());
-  io::MetricsWriter metrics(lead ? o.metrics : "");
+  io::MetricsWriter& metrics = outputs.metrics;
   if (!val_batches.empty()) {
     const double loss = engine.evaluate(views_of(val_batches));
     if (report) report->validation(0, loss);
@@ -275,7 +273,12 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     backend->record(*step_end, Queue::compute);
     backend->synchronize(*step_end);
     const double seconds = backend->elapsed_seconds(*step_start, *step_end);
-    divergence.after_step(step, stats);
+    try {
+      divergence.after_step(step, stats);
+    } catch (const DivergedError& e) {
+      throw DivergedError(std::string(e.what()) + "; " +
+                          checkpoints.after_divergence(divergence.unhealthy_from()));
+    }
     StepRecord record{step,
                       stats,
                       seconds,

@@ -140,11 +140,15 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(0),
        "also save every N steps (0: only at the end and when signalled)")
       ("keep-checkpoints", po::value(&o.keep_checkpoints)->default_value(2),
-       "keep the newest K checkpoints (0: keep all)")
+       "keep the newest K checkpoints that a later healthy step verified, and any newer "
+       "(0: keep all)")
       ("resume", po::value(&o.resume)->implicit_value("latest")->default_value(""),
        "continue from the newest complete checkpoint in --checkpoint-dir (starting afresh "
        "when there is none yet), or --resume=PATH: a checkpoint file or directory; any layout "
        "may resume any other's")
+      ("resume-new-data", po::bool_switch(&o.resume_new_data),
+       "with --resume: accept a checkpoint drawn from other --data or another --seq-len, "
+       "continuing its window count on this run's windows (printed as a note)")
       ("resume-weights-only", po::bool_switch(&o.resume_weights_only),
        "with --resume: take the checkpoint's weights only and start a fresh run on them (new "
        "optimizer state, step 1, the data from the start; any optimizer and dtype)");

@@ -35,6 +35,7 @@ struct TrainOptions {
   std::string checkpoint_dir, resume;
   int checkpoint_every = 0, keep_checkpoints = 2;
   bool resume_weights_only = false;
+  bool resume_new_data = false;
   // --auto-plan: the planner picks the layout; the cluster options describe the device.
   bool auto_plan = false, plan_only = false, no_calibrate = false;
   std::string plan_json;

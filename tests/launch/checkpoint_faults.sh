@@ -71,7 +71,7 @@ check "--checkpoint-dir .*cannot create the directory" --one-line -- \
 echo "== the disk fills up during a write (a file-size limit below the checkpoint's size)"
 mkdir -p "$work/full"
 cp "$good" "$work/full/"
-check "writing the checkpoint of step 6 failed: .*; earlier checkpoints in .*full are intact" \
+check "writing the checkpoint of step 6 failed: .*; the newest complete checkpoint, .*full/step_00000004.h5, is intact" \
   --absent "$work/full/.step_00000006.h5.partial" -- bash -c \
   "trap '' XFSZ; ulimit -f $((size / 2048)); exec \"\$@\"" limit \
   "${run[@]}" --steps 6 --checkpoint-dir "$work/full" --resume

@@ -258,9 +258,9 @@ cli_failure(resume_weights_only_alone "--resume-weights-only needs --resume"
   --data ${cli_dir}/val.tok --resume-weights-only ${train_outputs})
 cli_failure(checkpoint_every_without_dir "--checkpoint-every needs --checkpoint-dir"
   --data ${cli_dir}/val.tok --checkpoint-every 5 ${train_outputs})
-cli_failure(resume_missing "--resume=.*absent.h5: no such checkpoint file or directory"
+cli_failure(resume_missing "--resume .*absent.h5: no such checkpoint file or directory"
   --data ${cli_dir}/val.tok --resume=${cli_dir}/absent.h5 ${train_outputs})
-cli_failure(export_missing "--resume=.*absent.h5: no such checkpoint"
+cli_failure(export_missing "--checkpoint .*absent.h5: no such checkpoint"
   export --checkpoint ${cli_dir}/absent.h5 --save-dir ${cli_dir}/out)
 
 # The divergence policy (README "When things go wrong"): a non-finite loss or gradient norm,
