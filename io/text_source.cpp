@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
 #include "io/json.h"
+#include "io/unicode_classes.h"
 
 namespace llmft::io {
 namespace {
@@ -48,6 +51,29 @@ size_t open_input(const std::string& path, std::ifstream& in) {
 
 void report(const ReadProgress& progress, size_t bytes_done, size_t bytes_total) {
   if (progress) progress(std::min(bytes_done, bytes_total), bytes_total);
+}
+
+// Throws naming the file, the line and the byte offset of the first byte of `text` that is
+// not well-formed UTF-8. `text` starts at byte `offset` of the file, on line `line`.
+void require_utf8(std::string_view text, const std::string& path, size_t line, size_t offset) {
+  for (size_t pos = 0; pos < text.size();) {
+    if (static_cast<unsigned char>(text[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    const Utf8Char c = utf8_char_at(text, pos);
+    if (c.code_point != kNotUtf8) {
+      pos += c.length;
+      continue;
+    }
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(text[pos] & 0xFF));
+    const size_t bad_line =
+        line + static_cast<size_t>(std::count(text.begin(), text.begin() + pos, '\n'));
+    LLMFT_FAIL("input '" << path << "' line " << bad_line << ", byte offset " << offset + pos
+                         << ": byte " << byte << " is not UTF-8 text; llmft prepare reads "
+                         << "UTF-8: convert the file first (e.g. iconv -f LATIN1 -t UTF-8)");
+  }
 }
 
 // The string member `key` of the JSONL line `object`, or nullptr when it has none.
@@ -97,6 +123,7 @@ std::vector<Document> read_jsonl(const std::string& path, std::ifstream& in, siz
   std::string line;
   size_t bytes_done = 0;
   for (size_t line_number = 1; std::getline(in, line); ++line_number) {
+    require_utf8(line, path, line_number, bytes_done);
     bytes_done += line.size() + 1;
     if (!is_blank(line)) documents.push_back(parse_jsonl_document(path, line_number, line));
     report(progress, bytes_done, bytes_total);
@@ -147,6 +174,7 @@ std::vector<Document> read_documents(const std::string& path, const ReadProgress
     documents = read_jsonl(path, in, bytes_total, progress);
   } else {
     std::string text = read_plain_text(path, in, bytes_total, progress);
+    require_utf8(text, path, 1, 0);
     if (!text.empty()) documents.push_back({"", std::move(text)});
   }
   require_some_text(path, jsonl, documents);

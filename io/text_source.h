@@ -27,9 +27,11 @@ struct Document {
 using ReadProgress = std::function<void(size_t bytes_done, size_t bytes_total)>;
 
 // Returns the documents of `path` in file order. Throws llmft::Error naming the path
-// when it cannot be read or holds no document or no text ("the dataset is empty"), and
-// naming the path and the 1-based line when a JSONL line is not one of the two forms
-// above (not JSON, not an object, a field missing or not a string, or both forms).
+// when it cannot be read or holds no document or no text ("the dataset is empty"),
+// naming the path, the 1-based line and the byte offset of the first byte that is not
+// well-formed UTF-8 (tokenizers read text, and Python's would refuse it too), and naming
+// the path and the line when a JSONL line is not one of the two forms above (not JSON,
+// not an object, a field missing or not a string, or both forms).
 std::vector<Document> read_documents(const std::string& path, const ReadProgress& progress);
 
 }  // namespace llmft::io

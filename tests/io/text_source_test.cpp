@@ -161,5 +161,22 @@ TEST_CASE("an input with no documents or no text is an empty dataset, named") {
   CHECK(contains(error_of(dir.path().string()), "is a directory"));
 }
 
+TEST_CASE("text that is not UTF-8 is refused naming the file, line and byte offset") {
+  TempDir dir;
+  // Latin-1 "é" (0xE9) on line 3, at byte offset 11; it was tokenized as it stood.
+  const std::string latin1 = dir.write("latin1.txt", "one\ntwo\ncaf\xE9\n");
+  CHECK(error_of(latin1) == "input '" + latin1 +
+                                "' line 3, byte offset 11: byte 0xE9 is not UTF-8 text; llmft "
+                                "prepare reads UTF-8: convert the file first (e.g. iconv -f "
+                                "LATIN1 -t UTF-8)");
+  // A sequence cut short inside a JSON string, on the second line.
+  const std::string cut = dir.write("cut.jsonl", "{\"text\": \"ok\"}\n{\"text\": \"\xC3\"}\n");
+  CHECK(contains(error_of(cut), cut + "' line 2, byte offset 25: byte 0xC3 is not UTF-8"));
+  // Overlong encodings and surrogates are not UTF-8 either; 4-byte characters are.
+  CHECK(contains(error_of(dir.write("overlong.txt", "\xC0\xAF")), "byte 0xC0"));
+  CHECK(contains(error_of(dir.write("surrogate.txt", "a\xED\xA0\x80")), "byte offset 1"));
+  CHECK(read_documents(dir.write("emoji.txt", "\xF0\x9F\x98\x80 \xC3\xA9"), nullptr).size() == 1);
+}
+
 }  // namespace
 }  // namespace llmft::io

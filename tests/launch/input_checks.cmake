@@ -22,7 +22,9 @@ add_test(NAME input_checks_setup COMMAND bash -c
    printf '\\xef\\xbb\\xbf{%s, \"n_layer\": 2}\\n' \"$small\" > \"$d/bom.json\"
    echo '{\"version\": \"1.0\", \"added_tokens\": [], \"pre_tokenizer\": null}' > \"$d/no_model.json\"
    echo '{\"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"a\", 0.0]]}}' > \"$d/unigram.json\"
-   echo '{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"a\": 0}}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}' > \"$d/wordpiece.json\"")
+   echo '{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"a\": 0}}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}' > \"$d/wordpiece.json\"
+   printf 'fine line\\nbad \\xff byte\\n' > \"$d/latin1.txt\"
+   printf '{\"text\": \"fine\"}\\n{\"text\": \"cut \\xc3\"}\\n' > \"$d/latin1.jsonl\"")
 set_tests_properties(input_checks_setup PROPERTIES FIXTURES_SETUP input_files
   FIXTURES_REQUIRED cli_data TIMEOUT 60)
 
@@ -85,6 +87,11 @@ input_failure(tokenizer_unigram "unigram.json: model.type is \"Unigram\", not \"
   ${prepare_val} --tokenizer ${inputs}/unigram.json)
 input_failure(tokenizer_wordpiece "wordpiece.json: model.type is \"WordPiece\", not \"BPE\": llmft reads BPE models only"
   ${prepare_val} --tokenizer ${inputs}/wordpiece.json)
+# Invalid UTF-8 was tokenized without a word; now the file, line and byte offset.
+input_failure(prepare_invalid_utf8_text "latin1.txt' line 2, byte offset 14: byte 0xFF is not UTF-8 text"
+  prepare --input ${inputs}/latin1.txt --output ${cli_dir}/out.tok)
+input_failure(prepare_invalid_utf8_jsonl "latin1.jsonl' line 2, byte offset 31: byte 0xC3 is not UTF-8 text"
+  prepare --input ${inputs}/latin1.jsonl --output ${cli_dir}/out.tok)
 
 # A data file cut short under a running job (was SIGBUS).
 add_test(NAME data_changed_under_job COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/data_changed.sh
