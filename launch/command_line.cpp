@@ -1,5 +1,6 @@
 #include "launch/command_line.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -37,6 +38,36 @@ po::parsed_options parse_config_file(const std::string& path,
   }
 }
 
+bool is_negative_number(const std::string& word) {
+  if (word.size() < 2 || word[0] != '-') return false;
+  char* end = nullptr;
+  std::strtod(word.c_str(), &end);
+  return end == word.c_str() + word.size();
+}
+
+// Boost reads a word that starts with '-' as the next option unless the option before it
+// must have a value, so "--activation-checkpointing -3" (whose value is optional) made the
+// number an unknown option "-3". An option that takes a value and a negative number after
+// it are joined as "--activation-checkpointing=-3", which reaches the option's own check.
+std::vector<std::string> join_negative_values(const std::vector<std::string>& args,
+                                              const po::options_description& options) {
+  std::vector<std::string> joined;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    const po::option_description* option =
+        word.size() > 2 && word.compare(0, 2, "--") == 0 && word.find('=') == std::string::npos
+            ? options.find_nothrow(word.substr(2), false)
+            : nullptr;
+    if (option != nullptr && option->semantic()->max_tokens() > 0 && i + 1 < args.size() &&
+        is_negative_number(args[i + 1])) {
+      joined.push_back(word + "=" + args[++i]);
+    } else {
+      joined.push_back(word);
+    }
+  }
+  return joined;
+}
+
 }  // namespace
 
 bool parse_options(const std::vector<std::string>& args, const po::options_description& options,
@@ -52,7 +83,7 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
   po::options_description all;
   all.add(common).add(options);
   try {
-    po::store(po::command_line_parser(args).options(all).run(), values);
+    po::store(po::command_line_parser(join_negative_values(args, all)).options(all).run(), values);
     if (values.count("config")) {
       po::store(parse_config_file(values["config"].as<std::string>(), options, check_config_values),
                 values);

@@ -52,9 +52,10 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   if (!parse_options(args, options, values, usage, mpi.rank() == 0)) return 0;
   LLMFT_REQUIRE(!checkpoint.empty(), "--checkpoint is required: a directory written by --save-dir");
   LLMFT_REQUIRE(max_new_tokens >= 0, "--max-new-tokens must not be negative");
-  LLMFT_REQUIRE(temperature >= 0, "--temperature must not be negative");
+  LLMFT_REQUIRE(
+      std::isfinite(temperature) && temperature >= 0,
+      "--temperature must be a finite number >= 0, 0 for greedy (got " << temperature << ")");
   LLMFT_REQUIRE(top_k >= 0, "--top-k must not be negative");
-  LLMFT_REQUIRE(std::isfinite(temperature), "--temperature must be a finite number");
   require_thread_count(threads, "--threads");
   if (threads == 0) threads = default_threads(mpi);
   LLMFT_REQUIRE(std::filesystem::is_directory(checkpoint),

@@ -31,8 +31,16 @@ int parse_checkpointed_blocks(const std::string& value, const std::string& optio
                       value.find_first_not_of("0123456789") == std::string::npos;
   LLMFT_REQUIRE(digits, option << " " << value
                                << ": give all, none, or how many of the first blocks to "
-                                  "checkpoint (a whole number)");
+                                  "checkpoint (a whole number from 0 to the model's blocks)");
   return std::stoi(value);
+}
+
+int checkpointed_blocks_of(const std::string& value, int blocks, const std::string& option) {
+  const int checkpointed = parse_checkpointed_blocks(value, option);
+  LLMFT_REQUIRE(checkpointed == ModelOptions::kAllBlocks || checkpointed <= blocks,
+                option << " " << value << ": the model has " << blocks << " blocks; give 0 to "
+                       << blocks << ", or all");
+  return std::min(checkpointed, blocks);
 }
 
 void require_thread_count(int threads, const std::string& option) {

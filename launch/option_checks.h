@@ -17,6 +17,11 @@ uint64_t parse_seed(const std::string& text, const std::string& option);
 // the first blocks. Throws llmft::Error naming `option` otherwise.
 int parse_checkpointed_blocks(const std::string& value, const std::string& option);
 
+// The blocks of a model of `blocks` blocks that an --activation-checkpointing value
+// checkpoints: all of them for "all", else the count, which must not exceed `blocks`.
+// Throws llmft::Error naming `option`, the model's blocks and the range otherwise.
+int checkpointed_blocks_of(const std::string& value, int blocks, const std::string& option);
+
 // Throws llmft::Error naming `option` when `threads` is negative or more than the CPUs
 // this machine has online (0 means all of them).
 void require_thread_count(int threads, const std::string& option);

@@ -6,7 +6,7 @@
 
 namespace llmft {
 
-// REQUIRES: !logits.empty(), temperature >= 0, top_k >= 0 (0 = whole vocabulary)
+// REQUIRES: !logits.empty(), temperature finite and >= 0, top_k >= 0 (0 = whole vocabulary)
 int sample_token(const std::vector<float>& logits, float temperature, int top_k,
                  std::mt19937_64& rng);
 

@@ -188,14 +188,22 @@ void require_step_size(const TrainOptions& o, int world_size) {
 
 void validate_option_values(const TrainOptions& o) {
   LLMFT_REQUIRE(o.steps > 0, "--steps must be at least 1 (got " << o.steps << ")");
-  LLMFT_REQUIRE(o.seq_len > 0, "--seq-len must be at least 1 (got " << o.seq_len << ")");
+  // One token per window trains each token on itself alone: attention over one position
+  // weighs it 1 whatever the queries and keys, so they get no gradient, and only
+  // position 0 is ever trained (io/data_loader.cpp cuts windows of --seq-len inputs).
+  LLMFT_REQUIRE(o.seq_len >= 2, "--seq-len " << o.seq_len
+                                             << ": a window needs at least 2 tokens (with one, "
+                                                "each token learns the next from itself alone: "
+                                                "attention has no context and only position 0 "
+                                                "trains); use --seq-len 2 or more");
   LLMFT_REQUIRE(o.micro_batch > 0,
                 "--micro-batch must be at least 1 (got " << o.micro_batch << ")");
   LLMFT_REQUIRE(o.grad_accum > 0, "--grad-accum must be at least 1 (got " << o.grad_accum << ")");
   LLMFT_REQUIRE(o.warmup >= 0, "--warmup must not be negative");
   LLMFT_REQUIRE(finite_positive(o.lr),
                 "--lr must be a positive finite number (got " << o.lr << ")");
-  LLMFT_REQUIRE(std::isfinite(o.min_lr) && o.min_lr >= 0, "--min-lr must not be negative");
+  LLMFT_REQUIRE(std::isfinite(o.min_lr) && o.min_lr >= 0,
+                "--min-lr must be a finite number >= 0 (got " << o.min_lr << ")");
   LLMFT_REQUIRE(std::isfinite(o.weight_decay) && o.weight_decay >= 0,
                 "--weight-decay must be a finite number >= 0 (got " << o.weight_decay << ")");
   LLMFT_REQUIRE(std::isfinite(o.clip_grad) && o.clip_grad >= 0,
@@ -273,8 +281,8 @@ size_t host_memory_budget(const TrainOptions& o, int ranks_per_node) {
 }
 
 void resolve_checkpointing(TrainOptions& o, int blocks) {
-  o.checkpointed_blocks = std::min(
-      parse_checkpointed_blocks(o.activation_checkpointing, "--activation-checkpointing"), blocks);
+  o.checkpointed_blocks =
+      checkpointed_blocks_of(o.activation_checkpointing, blocks, "--activation-checkpointing");
 }
 
 void apply_global_batch(TrainOptions& o, const po::variables_map& values, int data_parallel) {

@@ -92,6 +92,19 @@ input_failure(prepare_invalid_utf8_text "latin1.txt' line 2, byte offset 14: byt
   prepare --input ${inputs}/latin1.txt --output ${cli_dir}/out.tok)
 input_failure(prepare_invalid_utf8_jsonl "latin1.jsonl' line 2, byte offset 31: byte 0xC3 is not UTF-8 text"
   prepare --input ${inputs}/latin1.jsonl --output ${cli_dir}/out.tok)
+# NaN said "must not be negative"; a negative number after an option with an optional
+# value was an unknown option ("unrecognised option '-3'"); more blocks than the model's
+# and one-token windows were accepted.
+input_failure(generate_temperature_nan "--temperature must be a finite number >= 0, 0 for greedy \\(got nan\\)"
+  generate --checkpoint ${inputs} --temperature nan)
+input_failure(min_lr_nan "--min-lr must be a finite number >= 0 \\(got nan\\)"
+  --data ${cli_dir}/val.tok --min-lr nan ${train_outputs})
+input_failure(checkpointing_negative "--activation-checkpointing -3: give all, none, or how many of the first blocks to checkpoint \\(a whole number from 0 to the model's blocks\\)"
+  --data ${cli_dir}/val.tok --activation-checkpointing -3 ${train_outputs})
+input_failure(checkpointing_beyond_blocks "--activation-checkpointing 99: the model has 4 blocks; give 0 to 4, or all"
+  --data ${cli_dir}/val.tok --activation-checkpointing 99 ${train_outputs})
+input_failure(seq_len_one "--seq-len 1: a window needs at least 2 tokens .*; use --seq-len 2 or more"
+  --data ${cli_dir}/val.tok --seq-len 1 ${train_outputs})
 
 # A data file cut short under a running job (was SIGBUS).
 add_test(NAME data_changed_under_job COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/data_changed.sh
