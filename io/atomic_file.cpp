@@ -1,6 +1,7 @@
 #include "io/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -43,6 +44,17 @@ std::string shared_partial_path(const std::string& path) {
   return (p.parent_path() / name).string();
 }
 
+// What the node of mode `mode` is, for messages; "" for what a rename may replace.
+const char* special_node_kind(mode_t mode) {
+  if (S_ISREG(mode) || S_ISLNK(mode)) return "";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a regular file";
+}
+
 void write_through(AtomicFile& file, std::string_view contents) {
   file.write(contents.data(), contents.size());
   file.commit();
@@ -55,11 +67,23 @@ std::string partial_path(const std::string& path) {
   return (p.parent_path() / ("." + p.filename().string() + ".partial")).string();
 }
 
+void check_replaceable(const std::string& path, const std::string& option) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return;  // nothing there yet, or unreadable: open says
+  const std::string kind = special_node_kind(info.st_mode);
+  LLMFT_REQUIRE(kind.empty(),
+                (option.empty() ? "" : option + " ")
+                    << path << " is " << kind
+                    << "; llmft replaces an output by renaming a finished file over "
+                       "it, which would destroy that node: give a regular file's path");
+}
+
 AtomicFile::AtomicFile(std::string path) : AtomicFile(path, partial_path(path)) {}
 
 AtomicFile::AtomicFile(std::string path, std::string temp_path)
     : path_(std::move(path)), temp_path_(std::move(temp_path)) {
   LLMFT_REQUIRE(!path_.empty(), "cannot write a file with an empty path");
+  check_replaceable(path_);
   file_ = std::fopen(temp_path_.c_str(), "wb");
   LLMFT_REQUIRE(file_ != nullptr, "cannot create " << temp_path_ << " (to write " << path_
                                                    << "): " << errno_text()

@@ -20,10 +20,15 @@ namespace llmft::io {
 // The temp name AtomicFile writes `path` under: ".<filename>.partial" in the same directory.
 std::string partial_path(const std::string& path);
 
+// Throws llmft::Error, naming `option` (when not empty) and `path`, when something other
+// than a regular file or a symbolic link is at `path` (a device such as /dev/null, a FIFO,
+// a socket, a directory): renaming a finished file over it would destroy that node.
+void check_replaceable(const std::string& path, const std::string& option = "");
+
 class AtomicFile {
  public:
   // Creates (or truncates) the temp file next to `path`. Throws llmft::Error naming it and
-  // errno.
+  // errno, or, before creating anything, when `path` is not replaceable (check_replaceable).
   explicit AtomicFile(std::string path);
   // The same, through the temp file `temp_path` (in the directory of `path`).
   AtomicFile(std::string path, std::string temp_path);
