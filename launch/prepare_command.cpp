@@ -8,6 +8,7 @@
 #include "io/tokenizer.h"
 #include "launch/command_line.h"
 #include "launch/commands.h"
+#include "launch/output_checks.h"
 
 namespace llmft {
 
@@ -31,6 +32,9 @@ int run_prepare(const Args& args, MpiRuntime& mpi) {
   if (!parse_options(args, options, values, usage, mpi.rank() == 0)) return 0;
   LLMFT_REQUIRE(!input.empty(), "--input is required: the text or .jsonl file to tokenize");
   LLMFT_REQUIRE(!output.empty(), "--output is required: where to write the token file");
+  std::vector<io::NamedInput> inputs = tokenizer_inputs(tokenizer, "--tokenizer");
+  inputs.push_back({"--input", input});
+  check_replaced_output(output, "--output", inputs);
   if (mpi.rank() != 0) return 0;
   auto tok = io::make_tokenizer(tokenizer);
   io::PrepareStats stats = io::prepare_token_file(input, output, *tok, isatty(fileno(stderr)));

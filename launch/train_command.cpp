@@ -21,6 +21,7 @@
 #include "launch/cpu_share.h"
 #include "launch/divergence_guard.h"
 #include "launch/initial_weights.h"
+#include "launch/output_checks.h"
 #include "launch/run_outputs.h"
 #include "launch/run_settings.h"
 #include "launch/train_checkpoints.h"
@@ -86,6 +87,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     return 0;
   }
   validate_train_options(o, mpi.size());
+  check_train_outputs(o, values);
   const ModelConfig config = io::resolve_model(o.model);
   resolve_checkpointing(o, config.n_layer);
   o.offload = parse_layout_switch(o.offload_optimizer, "--offload-optimizer").value_or(false);
