@@ -22,8 +22,8 @@ std::vector<io::FlatRange> ranges_of(const std::vector<TensorPiece>& pieces) {
 }
 
 // Refuses a dataset whose shape or dtype is not the one this run holds. The file's model
-// config was checked against this run's before (checkpoint/checkpoint_info.h), so a shape
-// that differs is damage, not another model.
+// config and --dtype were checked against this run's before (checkpoint/checkpoint_info.h),
+// so a shape or dtype that differs is damage, not another model or run.
 void check_dataset(const io::Hdf5File& file, const StateTransfer& t) {
   const Shape stored = file.dataset_shape(t.dataset);
   LLMFT_REQUIRE(stored == t.shape,
@@ -34,9 +34,9 @@ void check_dataset(const io::Hdf5File& file, const StateTransfer& t) {
   const std::string dtype = file.dataset_dtype(t.dataset);
   LLMFT_REQUIRE(dtype == dtype_name(t.dtype),
                 "the checkpoint " << file.path() << " holds '" << t.dataset << "' as " << dtype
-                                  << " but this run keeps it as " << dtype_name(t.dtype)
-                                  << ": resume with --dtype " << dtype
-                                  << ", or use --resume-weights-only");
+                                  << " where its own --dtype keeps it as "
+                                  << dtype_name(t.dtype)
+                                  << ": the file is damaged; resume from another checkpoint");
 }
 
 size_t staging_size(const Engine& engine, TpSlice slice) {

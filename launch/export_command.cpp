@@ -54,8 +54,7 @@ int run_export(const Args& args, MpiRuntime& mpi) {
       io::parse_hf_config(io::Json::parse(info.model_config), path + " (model_config)");
   config.name = path;
   const std::vector<UnitLayout> units = unit_layouts(config);
-  io::HfModelWriter writer(save_dir, config, units, max_shard_bytes);
-  for (const UnitLayout& unit : units) {
+  const auto read_unit = [&file](const UnitLayout& unit) {
     std::vector<float> values;
     for (int i = 0; i < static_cast<int>(unit.params.size()); ++i) {
       const ParamInfo& p = unit.params[i];
@@ -63,8 +62,13 @@ int run_export(const Args& args, MpiRuntime& mpi) {
       const std::vector<float> read = read_param_f32(file, p, whole, whole);
       values.insert(values.end(), read.begin(), read.end());
     }
-    writer.add_unit(values);
-  }
+    return values;
+  };
+  // Every value is read and verified before anything is written, so that a damaged
+  // checkpoint leaves no --save-dir behind; a unit at a time, so memory stays one unit.
+  for (const UnitLayout& unit : units) read_unit(unit);
+  io::HfModelWriter writer(save_dir, config, units, max_shard_bytes);
+  for (const UnitLayout& unit : units) writer.add_unit(read_unit(unit));
   file.close();
   writer.finish();
   std::printf("exported %s (step %lld) to %s (%s)\n", path.c_str(),

@@ -243,6 +243,11 @@ set_tests_properties(checkpoint_signals PROPERTIES TIMEOUT 300)
 add_test(NAME checkpoint_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_faults.sh
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_faults)
 set_tests_properties(checkpoint_faults PROPERTIES TIMEOUT 300)
+# Damage that Fletcher32 does not cover (a value rewritten through h5py, a stored type, an
+# attribute) is refused on resume and export (checkpoint_damage.sh; needs h5py).
+add_test(NAME checkpoint_damage COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_damage.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_damage ${checkpoint_python})
+set_tests_properties(checkpoint_damage PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 # `llmft export` of a run's last checkpoint writes the files --save-dir wrote, byte for byte.
 add_test(NAME checkpoint_export COMMAND bash -c
   "set -e; d='${cli_dir}/export'; rm -rf \"$d\"
