@@ -243,6 +243,12 @@ set_tests_properties(checkpoint_signals PROPERTIES TIMEOUT 300)
 add_test(NAME checkpoint_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_faults.sh
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_faults)
 set_tests_properties(checkpoint_faults PROPERTIES TIMEOUT 300)
+# A checkpoint write that fails on 2 ranks ends the job promptly, its error printed once
+# where the ranks can agree, and no partial file left (checkpoint_full_disk.sh).
+add_test(NAME checkpoint_full_disk COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_full_disk.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_full_disk
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(checkpoint_full_disk PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 # Damage that Fletcher32 does not cover (a value rewritten through h5py, a stored type, an
 # attribute) is refused on resume and export (checkpoint_damage.sh; needs h5py).
 add_test(NAME checkpoint_damage COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_damage.sh
