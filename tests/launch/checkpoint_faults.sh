@@ -5,7 +5,10 @@
 # --resume-weights-only), a directory without a complete checkpoint. --resume skips a newer
 # file that is not a whole checkpoint. A checkpoint directory that cannot be made fails at
 # start; a full disk (a file-size limit) fails the write cleanly, removes its partial file
-# and leaves the previous checkpoint as it was.
+# and leaves the previous checkpoint as it was. A resume on other data or another --seq-len
+# is refused (its window count means nothing there) unless --resume-new-data asks for it,
+# and then, like a changed --lr, --steps or batch, it is named in a note with the learning
+# rates both schedules give the next step.
 # usage: checkpoint_faults.sh LLMFT SOURCE_DIR WORK_DIR
 set -euo pipefail
 llmft=$1 source_dir=$2 work=$3
@@ -63,6 +66,22 @@ head -c $((size / 2)) "$good" > "$work/newer/step_00000009.h5"
 "${run[@]}" --steps 6 --checkpoint-dir "$work/newer" --resume > "$work/newer.log"
 grep -q "resumed from .*newer/step_00000004.h5" "$work/newer.log" && echo ok ||
   { echo "FAILED"; cat "$work/newer.log"; failed=1; }
+
+echo "== other data, another --seq-len"
+"$llmft" prepare --input "$source_dir/examples/data/train.txt" --output "$work/other.tok" > /dev/null
+check "trained on other data .* than this run's --data .*--resume-new-data" --one-line -- \
+  "${run[@]/$work\/text.tok/$work/other.tok}" --steps 6 --resume="$good"
+check "written with --seq-len 32 but this run uses --seq-len 16.*--resume-new-data" --one-line -- \
+  "${run[@]/32/16}" --steps 6 --resume="$good"
+echo "== other data and changed settings, asked for: a note names each change"
+changed=("${run[@]/$work\/text.tok/$work/other.tok}")
+"${changed[@]/3e-3/1e-3}" --steps 8 --resume="$good" --resume-new-data > "$work/new_data.log"
+if grep -q "note: resuming with settings changed since the checkpoint: --lr 0.003 -> 0.001, --steps 4 -> 8, the --data file .*; step 5's learning rate is .* under this run's schedule, where the checkpoint's schedule gave" \
+  "$work/new_data.log" && grep -q "step     8/8" "$work/new_data.log"; then
+  echo ok
+else
+  echo "FAILED: no note naming the changes"; grep "llmft:" "$work/new_data.log"; failed=1
+fi
 
 echo "== a checkpoint directory that cannot be made"
 check "--checkpoint-dir .*cannot create the directory" --one-line -- \
