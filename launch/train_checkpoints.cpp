@@ -52,9 +52,11 @@ int global_batch(const TrainOptions& o, MeshShape mesh) {
   return o.micro_batch * o.grad_accum * mesh.dp;
 }
 
-// How many checkpoints the run writes, at most: every --checkpoint-every steps and the last.
+// How many checkpoints the run writes unless signalled: every --checkpoint-every steps and
+// the last, when that is not one of them.
 int64_t saves_at_most(const TrainOptions& o) {
-  return (o.checkpoint_every > 0 ? o.steps / o.checkpoint_every : 0) + 1;
+  if (o.checkpoint_every <= 0) return 1;
+  return o.steps / o.checkpoint_every + (o.steps % o.checkpoint_every != 0 ? 1 : 0);
 }
 
 // Prepares and locks the checkpoint directory, refusing a filesystem too small for the

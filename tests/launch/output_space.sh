@@ -2,7 +2,9 @@
 # Outputs fail early or not at all: a metrics file that can no longer grow gives one
 # warning and the run trains to the end with exit 0, the file cut back to whole lines;
 # a --save-dir or --checkpoint-dir whose filesystem is too small for the model's weights
-# stops the run before step 1, naming the directory and leaving nothing there.
+# stops the run before step 1, naming the directory and leaving nothing there; so does a
+# --checkpoint-dir too small for the checkpoints the run will keep (whole checkpoints with
+# the optimizer state, not the weights alone).
 # The full filesystem is a 64 KiB tmpfs mounted for the test; where mounting is not
 # allowed (not root, a container without the capability) only /dev/full (every write
 # fails with ENOSPC) is tried and the test reports itself skipped (77).
@@ -62,4 +64,14 @@ for option in --save-dir --checkpoint-dir; do
   bash "$expect" "$option .*small/out: its filesystem has .* free but .* take" --one-line \
     --absent "$small/out" -- "${run[@]}" --steps 2 "$option" "$small/out" || failed=1
 done
+
+# Room for the weights (3.28 MiB) but not for the checkpoints the run writes: two of about
+# 10.4 MiB each (AdamW's moments and the weights; --keep-checkpoints 2 keeps both). Refused
+# at start, not at step 4's write.
+umount "$small"
+mount -t tmpfs -o size=16m tmpfs "$small"
+echo "== --checkpoint-dir with room for the weights but not the checkpoints kept"
+bash "$expect" "--checkpoint-dir .*small/ckpt: its filesystem has .* free but 2 more checkpoints of .* \\(with --keep-checkpoints 2, 0 already there\\) alone take" \
+  --one-line --absent "$small/ckpt" -- "${run[@]}" --steps 4 --checkpoint-every 2 \
+  --checkpoint-dir "$small/ckpt" || failed=1
 exit "$failed"
