@@ -13,7 +13,7 @@ build=${LLMFT_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-60}
 [[ $# -gt 0 ]] && shift
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(token_file safetensors json_config tokenizer prepare)
+[[ ${#targets[@]} -gt 0 ]] || targets=(token_file safetensors json_config tokenizer prepare checkpoint)
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DLLMFT_CUDA=OFF \
