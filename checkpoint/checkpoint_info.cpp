@@ -76,8 +76,8 @@ class StoredInfo {
     try {
       io::Json::parse(value);
     } catch (const Error& e) {
-      throw Error("the checkpoint " + file_.path() + "'s '" + name + "' attribute is not valid JSON (" +
-                  e.what() + "): the file is damaged");
+      throw Error("the checkpoint " + file_.path() + "'s '" + name +
+                  "' attribute is not valid JSON (" + e.what() + "): the file is damaged");
     }
     return value;
   }
@@ -245,18 +245,20 @@ void check_resumable(const CheckpointInfo& info, const ResumeTarget& run, const 
                                            << " (the data order depends on it); resume with --seed "
                                            << info.seed);
   if (run.new_data) return;
-  LLMFT_REQUIRE(info.data == run.data,
-                "the checkpoint " << path << " was trained on other data (" << info.data
-                                  << ") than this run's --data (" << run.data
-                                  << "), so its window count does not say where this data's "
-                                     "stream stands; resume with the --data it was written for, "
-                                     "or pass --resume-new-data to continue its count on this data");
+  LLMFT_REQUIRE(
+      info.data == run.data, "the checkpoint "
+                                 << path << " was trained on other data (" << info.data
+                                 << ") than this run's --data (" << run.data
+                                 << "), so its window count does not say where this data's "
+                                    "stream stands; resume with the --data it was written for, "
+                                    "or pass --resume-new-data to continue its count on this data");
   LLMFT_REQUIRE(info.seq_len == run.seq_len,
                 "the checkpoint " << path << " was written with --seq-len " << info.seq_len
                                   << " but this run uses --seq-len " << run.seq_len
                                   << ": the windows differ, so its window count does not say where "
                                      "the stream stands; resume with --seq-len "
-                                  << info.seq_len << ", or pass --resume-new-data to continue its "
+                                  << info.seq_len
+                                  << ", or pass --resume-new-data to continue its "
                                      "count on the new windows");
 }
 

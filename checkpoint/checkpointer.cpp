@@ -9,8 +9,8 @@
 #include "checkpoint/checkpoint_dir.h"
 #include "checkpoint/engine_state.h"
 #include "comm/mpi_lead_decision.h"
-#include "core/error.h"
 #include "core/byte_size.h"
+#include "core/error.h"
 #include "io/hdf5_file.h"
 #include "io/output_directory.h"
 
@@ -150,8 +150,7 @@ std::string Checkpointer::set_aside(int64_t from_step) {
       newest_.empty()
           ? "no healthy checkpoint is left in " + dir_ +
                 ": start again (without --resume) with a lower --lr or with --clip-grad"
-          : "resume from " + newest_ +
-                " (--resume picks it) with a lower --lr or with --clip-grad";
+          : "resume from " + newest_ + " (--resume picks it) with a lower --lr or with --clip-grad";
   if (set_aside_text.empty()) return "no checkpoint holds the unhealthy state; " + resume;
   return "the checkpoints of that state were set aside as " + set_aside_text + "; " + resume;
 }

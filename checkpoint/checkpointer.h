@@ -58,8 +58,8 @@ class Checkpointer {
   int keep_;
   double timeout_seconds_;
   bool lead_;
-  std::string newest_;         // the newest complete checkpoint ("" when none)
-  int64_t unconfirmed_ = -1;   // the step of a checkpoint not yet verified (-1: none)
+  std::string newest_;        // the newest complete checkpoint ("" when none)
+  int64_t unconfirmed_ = -1;  // the step of a checkpoint not yet verified (-1: none)
 };
 
 // Collective: the checkpoint `resume` names — "latest" for the newest complete one in

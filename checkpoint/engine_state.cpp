@@ -34,8 +34,7 @@ void check_dataset(const io::Hdf5File& file, const StateTransfer& t) {
   const std::string dtype = file.dataset_dtype(t.dataset);
   LLMFT_REQUIRE(dtype == dtype_name(t.dtype),
                 "the checkpoint " << file.path() << " holds '" << t.dataset << "' as " << dtype
-                                  << " where its own --dtype keeps it as "
-                                  << dtype_name(t.dtype)
+                                  << " where its own --dtype keeps it as " << dtype_name(t.dtype)
                                   << ": the file is damaged; resume from another checkpoint");
 }
 
@@ -138,8 +137,7 @@ uint64_t checkpoint_file_bytes(const Engine& engine, TpSlice slice) {
   constexpr uint64_t kChunkElements = 1 << 22;    // io/hdf5_file.cpp's largest chunk
   uint64_t bytes = 0;
   for (int u = 0; u < static_cast<int>(engine.model().units().size()); ++u) {
-    for (const StateTransfer& t :
-         state_transfers(engine, u, slice, 0, TransferDirection::write)) {
+    for (const StateTransfer& t : state_transfers(engine, u, slice, 0, TransferDirection::write)) {
       const uint64_t elements = static_cast<uint64_t>(shape_numel(t.shape));
       const uint64_t chunks = (elements + kChunkElements - 1) / kChunkElements;
       bytes += elements * dtype_size(t.dtype) + chunks * 4 + kMetadataPerDataset;

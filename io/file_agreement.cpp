@@ -15,20 +15,19 @@ FileAgreement::FileAgreement(MPI_Comm comm, double timeout_seconds, std::string 
 void FileAgreement::wait(MPI_Request& request, const char* what) const {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout_seconds_));
+      Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_));
   for (int polls = 0;; ++polls) {
     int done = 0;
     LLMFT_REQUIRE(MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS,
                   "MPI_Test failed while the ranks " << what << " on " << path_);
     if (done) return;
     parted_ = Clock::now() >= deadline;
-    LLMFT_REQUIRE(!parted_,
-                  "the ranks did not all reach the point where they " << what << " on " << path_
-                                                                      << " within --comm-timeout "
-                                                                      << timeout_seconds_
-                                                                      << " s: another rank is "
-                                                                         "stuck or has died");
+    LLMFT_REQUIRE(!parted_, "the ranks did not all reach the point where they "
+                                << what << " on " << path_ << " within --comm-timeout "
+                                << timeout_seconds_
+                                << " s: another rank is "
+                                   "stuck or has died");
     if (polls < 1000) {
       std::this_thread::yield();
     } else {
@@ -42,8 +41,8 @@ void FileAgreement::agree(const std::string& local_failure) const {
   MPI_Comm_rank(comm_, &rank);
   int first_failed = local_failure.empty() ? INT_MAX : rank;
   MPI_Request request;
-  LLMFT_REQUIRE(MPI_Iallreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm_,
-                               &request) == MPI_SUCCESS,
+  LLMFT_REQUIRE(MPI_Iallreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm_, &request) ==
+                    MPI_SUCCESS,
                 "MPI_Iallreduce failed while the ranks agreed on " << path_);
   try {
     wait(request, "agree on a file operation");
@@ -58,9 +57,9 @@ void FileAgreement::agree(const std::string& local_failure) const {
                 "MPI_Ibcast failed on " << path_);
   wait(request, "share an error");
   std::string message = rank == first_failed ? local_failure : std::string(length, '\0');
-  LLMFT_REQUIRE(MPI_Ibcast(message.data(), length, MPI_CHAR, first_failed, comm_, &request) ==
-                    MPI_SUCCESS,
-                "MPI_Ibcast failed on " << path_);
+  LLMFT_REQUIRE(
+      MPI_Ibcast(message.data(), length, MPI_CHAR, first_failed, comm_, &request) == MPI_SUCCESS,
+      "MPI_Ibcast failed on " << path_);
   wait(request, "share an error");
   throw Error(message);
 }

@@ -72,7 +72,8 @@ bool read_text_attribute(hid_t object, const std::string& name, std::string& val
   const Handle attribute(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose);
   if (!attribute.valid()) return false;
   const Handle type(H5Aget_type(attribute.get()), H5Tclose);
-  if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0)
+  if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING ||
+      H5Tis_variable_str(type.get()) != 0)
     return false;
   value.assign(H5Tget_size(type.get()), '\0');
   if (H5Aread(attribute.get(), type.get(), value.data()) < 0) return false;
@@ -132,8 +133,9 @@ Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm, double timeout
     return H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
   }();
   Hdf5File created(path, file, comm, timeout_seconds);
-  created.agree(file >= 0 ? "" : "cannot create the checkpoint file " + path +
-                                     ": check that its directory exists and is writable");
+  created.agree(file >= 0 ? ""
+                          : "cannot create the checkpoint file " + path +
+                                ": check that its directory exists and is writable");
   return created;
 }
 
@@ -147,8 +149,9 @@ Hdf5File Hdf5File::open(const std::string& path, MPI_Comm comm, double timeout_s
     return H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get());
   }();
   Hdf5File opened(path, file, comm, timeout_seconds);
-  opened.agree(file >= 0 ? "" : "cannot open the checkpoint " + path +
-                                    " as HDF5: it is missing, unreadable, or not an HDF5 file");
+  opened.agree(file >= 0 ? ""
+                         : "cannot open the checkpoint " + path +
+                               " as HDF5: it is missing, unreadable, or not an HDF5 file");
   return opened;
 }
 
@@ -161,9 +164,11 @@ Hdf5File::~Hdf5File() {
 void Hdf5File::close() {
   if (collective_ >= 0) H5Pclose(std::exchange(collective_, -1));
   if (file_ < 0) return;
-  const bool flushed = guarded("flushing", [this] { return H5Fflush(file_, H5F_SCOPE_GLOBAL); }) >= 0;
+  const bool flushed =
+      guarded("flushing", [this] { return H5Fflush(file_, H5F_SCOPE_GLOBAL); }) >= 0;
   agree(flushed ? "" : "HDF5: flushing " + path_ + " failed (is the disk full?)");
-  const bool closed = guarded("closing", [this] { return H5Fclose(std::exchange(file_, -1)); }) >= 0;
+  const bool closed =
+      guarded("closing", [this] { return H5Fclose(std::exchange(file_, -1)); }) >= 0;
   agree(closed ? "" : "HDF5: closing " + path_ + " failed (is the disk full?)");
 }
 
@@ -245,10 +250,10 @@ std::string Hdf5File::dataset_dtype(const std::string& name) const {
 uint64_t Hdf5File::stored_digest(hid_t dataset, const std::string& name) const {
   std::string text;
   uint64_t digest = 0;
-  LLMFT_REQUIRE(read_text_attribute(dataset, kDigestAttribute, text) &&
-                    parse_digest_text(text, digest),
-                "the checkpoint " << path_ << " has no readable digest for dataset '" << name
-                                  << "': the file is damaged; resume from another checkpoint");
+  LLMFT_REQUIRE(
+      read_text_attribute(dataset, kDigestAttribute, text) && parse_digest_text(text, digest),
+      "the checkpoint " << path_ << " has no readable digest for dataset '" << name
+                        << "': the file is damaged; resume from another checkpoint");
   return digest;
 }
 
@@ -292,8 +297,8 @@ void Hdf5File::write(const std::string& name, H5Element element,
     if (mine) next += static_cast<size_t>(blocks[i].elements()) * width;
   }
   agree(failure);
-  const uint64_t digest = seal_digest(agreement_.sum(digest_terms(ranges, values, width)),
-                                      dataset_dtype(name), shape);
+  const uint64_t digest =
+      seal_digest(agreement_.sum(digest_terms(ranges, values, width)), dataset_dtype(name), shape);
   agree(failure_of([&] {
     const bool stored = guarded("writing the digest of '" + name + "'", [&] {
       return write_text_attribute(dataset.get(), kDigestAttribute, digest_text(digest));

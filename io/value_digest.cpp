@@ -44,7 +44,8 @@ uint64_t digest_terms(const std::vector<FlatRange>& ranges, const void* values, 
   const auto* next = static_cast<const unsigned char*>(values);
   uint64_t sum = 0;
   for (const FlatRange& r : ranges) {
-    for (int64_t i = r.begin; i < r.end; ++i, next += width) sum += term(i, element_bits(next, width));
+    for (int64_t i = r.begin; i < r.end; ++i, next += width)
+      sum += term(i, element_bits(next, width));
   }
   return sum;
 }

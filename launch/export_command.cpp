@@ -44,8 +44,8 @@ int run_export(const Args& args, MpiRuntime& mpi) {
   const uint64_t max_shard_bytes = parse_byte_size(max_shard_size, "--save-max-shard-size");
   LLMFT_REQUIRE(max_shard_bytes > 0, "--save-max-shard-size must be positive");
   constexpr double kFileTimeoutSeconds = 300;  // one process: no other rank to wait for
-  const std::string path = resolve_resume_path(checkpoint, "", mpi.rank() == 0, "--checkpoint",
-                                               kFileTimeoutSeconds);
+  const std::string path =
+      resolve_resume_path(checkpoint, "", mpi.rank() == 0, "--checkpoint", kFileTimeoutSeconds);
   if (mpi.rank() != 0) return 0;
 
   io::Hdf5File file = io::Hdf5File::open(path, MPI_COMM_SELF, kFileTimeoutSeconds);

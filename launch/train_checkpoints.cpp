@@ -30,11 +30,10 @@ std::string schedule_json(const TrainOptions& o) {
 }
 
 LrSchedule schedule_of(const io::Json& j) {
-  return LrSchedule{parse_lr_shape(j.at("shape").as_string()),
-                    static_cast<float>(j.at("lr").as_number()),
-                    static_cast<float>(j.at("min_lr").as_number()),
-                    static_cast<int>(j.at("warmup").as_int()),
-                    static_cast<int>(j.at("steps").as_int())};
+  return LrSchedule{
+      parse_lr_shape(j.at("shape").as_string()), static_cast<float>(j.at("lr").as_number()),
+      static_cast<float>(j.at("min_lr").as_number()), static_cast<int>(j.at("warmup").as_int()),
+      static_cast<int>(j.at("steps").as_int())};
 }
 
 std::string layout_json(const TrainOptions& o, MeshShape mesh) {
@@ -66,7 +65,8 @@ int64_t saves_at_most(const TrainOptions& o) {
 void prepare_checkpoint_dir(const TrainOptions& o, uint64_t checkpoint_bytes,
                             std::optional<io::DirectoryLock>& lock) {
   const int64_t existing = static_cast<int64_t>(checkpoints_in(o.checkpoint_dir).size());
-  const int64_t peak = o.keep_checkpoints > 0 ? o.keep_checkpoints + 1 : existing + saves_at_most(o);
+  const int64_t peak =
+      o.keep_checkpoints > 0 ? o.keep_checkpoints + 1 : existing + saves_at_most(o);
   const int64_t more = std::max<int64_t>(1, std::min(saves_at_most(o), peak - existing));
   std::ostringstream what;
   what << more << " more checkpoint" << (more > 1 ? "s" : "") << " of "

@@ -60,8 +60,8 @@ class TrainCheckpoints {
   Backend& backend_;
   RankPlace place_;
   MeshShape mesh_;
-  std::string data_;         // data_fingerprint(--data)
-  std::string resume_path_;  // empty: nothing to resume
+  std::string data_;                       // data_fingerprint(--data)
+  std::string resume_path_;                // empty: nothing to resume
   std::optional<io::DirectoryLock> lock_;  // rank 0's, with a checkpoint directory
   std::optional<Checkpointer> checkpointer_;
   PreemptionWatch watch_;
