@@ -3,7 +3,7 @@
 # file, the reason and the fix (tests/launch/expect_failure.sh): a truncated file, a flipped
 # byte in a dataset (Fletcher32), another model, another optimizer (unless
 # --resume-weights-only), a directory without a complete checkpoint. --resume skips a newer
-# file that is not a whole checkpoint. A checkpoint directory that cannot be made fails at
+# file that is not a whole checkpoint, naming it and why. A checkpoint directory that cannot be made fails at
 # start; a full disk (a file-size limit) fails the write cleanly, removes its partial file
 # and leaves the previous checkpoint as it was. A resume on other data or another --seq-len
 # is refused (its window count means nothing there) unless --resume-new-data asks for it,
@@ -59,12 +59,13 @@ cp "$good" "$work/empty/.step_00000004.h5.partial"
 check "empty: the directory holds no complete checkpoint" --one-line -- \
   "${run[@]}" --steps 6 --resume="$work/empty"
 
-echo "== --resume passes over a newer file that is not a whole checkpoint"
+echo "== --resume passes over a newer file that is not a whole checkpoint, saying so"
 mkdir -p "$work/newer"
 cp "$good" "$work/newer/"
 head -c $((size / 2)) "$good" > "$work/newer/step_00000009.h5"
 "${run[@]}" --steps 6 --checkpoint-dir "$work/newer" --resume > "$work/newer.log"
-grep -q "resumed from .*newer/step_00000004.h5" "$work/newer.log" && echo ok ||
+grep -q "passing over .*newer/step_00000009.h5: " "$work/newer.log" &&
+  grep -q "resumed from .*newer/step_00000004.h5" "$work/newer.log" && echo ok ||
   { echo "FAILED"; cat "$work/newer.log"; failed=1; }
 
 echo "== other data, another --seq-len"
