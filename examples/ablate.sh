@@ -44,6 +44,8 @@
 #   examples/ablate.sh --ranks 2 --steps 4 --threads 1 -- --data train.tok \
 #       --model gpt2-tiny --seq-len 64 --global-batch 8 --optimizer adamw
 set -euo pipefail
+# mpirun sends a signalled job's ranks SIGTERM, then SIGKILL this many s later: time to save.
+export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-30}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 

@@ -6,7 +6,19 @@
 #  - SIGUSR1 while a checkpoint is being written (--checkpoint-every 1): the job stops after
 #    that write, before another step;
 #  - a second signal: the rank exits at once (128 + 10), the last complete checkpoint is
-#    untouched, and --resume continues from it.
+#    untouched, and --resume continues from it;
+#  - SIGINT and SIGTERM to mpiexec alone (started with setsid, as `kill` or a scheduler
+#    sends them; Ctrl-C at a terminal reaches the ranks too). Open MPI 4.1's mpiexec does
+#    not forward them: it ends the job, sending the ranks SIGTERM after
+#    odls_base_sigkill_timeout seconds and SIGKILL as long again, and exits 1 whatever the
+#    ranks returned. With that grace raised to 3 s (examples/slurm sets 30) the ranks save
+#    after the step SIGTERM interrupts and say so on stderr. A validation of 192 windows
+#    every step makes a step last about 0.3-0.6 s (on 2 busy cores), so that the job is
+#    still training 3 s after the signal and a step and the save fit in the 3 s before
+#    SIGKILL; the validation does not change the curve.
+# Each stopped job says on stderr after which step it stopped and that the state is saved,
+# its newest checkpoint is that step, and no partial file is left. (Before, that line went
+# to stdout.)
 # usage: checkpoint_signals.sh LLMFT SOURCE_DIR WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
 set -euo pipefail
 llmft=$1 source_dir=$2 work=$3
@@ -27,22 +39,38 @@ steps_logged() { if [[ -f $1 ]]; then wc -l < "$1"; else echo 0; fi; }
 # newest_step DIR: the step of the newest complete checkpoint's name.
 newest_step() { ls "$1" | sed -nE 's/^step_0*([0-9]+)\.h5$/\1/p' | sort -n | tail -n 1; }
 
-"${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${shape[@]}" --metrics "$work/uninterrupted.jsonl" \
+timeout 120 "${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${shape[@]}" --metrics "$work/uninterrupted.jsonl" \
   > "$work/uninterrupted.log" 2>&1
 losses "$work/uninterrupted.jsonl" > "$work/uninterrupted.loss"
 
+# The background job is signalled directly (not through `timeout`, which would take the
+# signals itself): a watchdog ends it after 120 s, or when this script ends.
+job=""
+trap 'if [[ -n $job ]]; then kill -TERM "$job" 2> /dev/null || true; fi' EXIT
+watchdog() {
+  (timeout 120 tail --pid="$job" -f /dev/null || { kill -TERM "$job"; sleep 10; kill -KILL "$job"; }
+  ) > /dev/null 2>&1 &
+}
+
 # start NAME OPTIONS...: the job in the background (the shape above unless OPTIONS give
-# their own); its pid in $job.
+# their own), stdout in NAME.log and stderr in NAME.err; its pid in $job. The words in the
+# array $launch (none by default) come before the job's command.
+launch=()
 start() {
   local name=$1
   shift
   local own_shape=("${shape[@]}")
   if [[ " $* " == *" --micro-batch "* ]]; then own_shape=(); fi
-  "${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${own_shape[@]}" --checkpoint-dir "$work/$name" \
-    --metrics "$work/$name.jsonl" "$@" > "$work/$name.log" 2>&1 &
+  "${launch[@]}" "${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${own_shape[@]}" \
+    --checkpoint-dir "$work/$name" --metrics "$work/$name.jsonl" "$@" > "$work/$name.log" \
+    2> "$work/$name.err" &
   job=$!
+  watchdog
 }
-# finish NAME EXPECTED_CODE: waits for the job, then resumes it to the end and compares.
+# finish NAME EXPECTED_CODE: waits for the job (mpiexec's exit code must be EXPECTED_CODE),
+# checks that it said on stderr that it stopped after its last logged step with the state
+# saved, that its newest checkpoint is that step and that no partial file is left, then
+# resumes it to the end and compares.
 finish() {
   local name=$1 expected=$2 code=0
   wait "$job" || code=$?
@@ -50,18 +78,28 @@ finish() {
   stopped=$(steps_logged "$work/$name.jsonl")
   if [[ $code -ne $expected ]]; then
     echo "FAILED: $name: exit code $code, expected $expected"
-    tail -n 20 "$work/$name.log"
+    tail -n 20 "$work/$name.log" "$work/$name.err"
     failed=1
     return
   fi
   local saved
   saved=$(newest_step "$work/$name")
   echo "$name: exit code $code after $stopped of $steps steps; newest checkpoint: step ${saved:-none}"
-  if [[ $expected -eq 75 && $saved -ne $stopped ]]; then
-    echo "FAILED: $name: stopped after step $stopped but saved step $saved"
+  if ! grep -E "^llmft: stopping after step $stopped \(.*\); the state is saved in " "$work/$name.err"; then
+    echo "FAILED: $name: stderr does not say that it stopped after step $stopped with the state saved"
+    cat "$work/$name.err"
     failed=1
   fi
-  "${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${shape[@]}" --checkpoint-dir "$work/$name" --resume \
+  if [[ ${saved:-0} -ne $stopped ]]; then
+    echo "FAILED: $name: stopped after step $stopped but saved step ${saved:-none}"
+    failed=1
+    return
+  fi
+  if compgen -G "$work/$name/.*.partial" > /dev/null; then
+    echo "FAILED: $name: partial files left: $(ls -A "$work/$name")"
+    failed=1
+  fi
+  timeout 120 "${mpiexec[@]}" -n 2 "$llmft" "${common[@]}" "${shape[@]}" --checkpoint-dir "$work/$name" --resume \
     --metrics "$work/$name.resumed.jsonl" > "$work/$name.resumed.log" 2>&1 ||
     { echo "FAILED: $name: the resume failed"; cat "$work/$name.resumed.log"; failed=1; return; }
   # The resumed run starts after the newest checkpoint: its steps continue the curve.
@@ -116,7 +154,28 @@ if [[ $code -eq 138 && ! -f $work/second-signal/step_00000003.h5 && -f $work/sec
   echo "second-signal: exit code 138 at once; step_00000002.h5 kept, no step 3 checkpoint"
 else
   echo "FAILED: second-signal: exit code $code (expected 138); checkpoints: $(ls -A "$work/second-signal")"
-  tail -n 20 "$work/second-signal.log"
+  tail -n 20 "$work/second-signal.log" "$work/second-signal.err"
   failed=1
 fi
+
+# SIGINT and SIGTERM to mpiexec alone; it exits 1, the ranks save.
+for signal in INT TERM; do
+  name=${signal,,}-to-mpiexec
+  launch=(env OMPI_MCA_odls_base_sigkill_timeout=3 setsid)
+  start "$name" --val-data "$work/text.tok" --eval-every 1 --eval-windows 192
+  launch=()
+  wait_for_steps "$name" 1
+  # setsid runs mpiexec in the same process (it forks only when it leads its process
+  # group, which a background job of this script does not), so $job is mpiexec's pid.
+  comm=$(ps -o comm= -p "$job" || true)
+  if [[ $comm != "$(basename "${mpiexec[0]}" | cut -c 1-15)" ]]; then
+    echo "FAILED: $name: the background job is '$comm', not ${mpiexec[0]}"
+    failed=1
+    kill -TERM "$job" 2> /dev/null || true
+    wait "$job" || true
+    continue
+  fi
+  kill -"$signal" "$job"
+  finish "$name" 1
+done
 exit $failed

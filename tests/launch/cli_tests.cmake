@@ -239,7 +239,8 @@ set_tests_properties(checkpoint_resume_cuda PROPERTIES ENVIRONMENT LLMFT_TEST_DE
 add_test(NAME checkpoint_signals COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_signals.sh
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_signals
   ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
-set_tests_properties(checkpoint_signals PROPERTIES TIMEOUT 300)
+# RUN_SERIAL: its signals to mpiexec give the ranks 3 s to finish a step and save.
+set_tests_properties(checkpoint_signals PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 add_test(NAME checkpoint_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_faults.sh
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_faults)
 set_tests_properties(checkpoint_faults PROPERTIES TIMEOUT 300)
