@@ -6,8 +6,8 @@
 // the accepting path fuzzed. llmft::Error is the expected answer to a damaged file; a file that is
 // accepted must restore exactly the reference state — every tensor bit for bit and the
 // progress — so no damage can load changed values silently. The mutator is structure-aware:
-// besides libFuzzer's byte mutations, it rewrites a root or dataset attribute's text
-// through HDF5, as a damaged or hand-edited file would hold it.
+// besides libFuzzer's byte mutations, it rewrites a root or dataset attribute's text of the
+// reference file through HDF5, as a damaged or hand-edited file would hold it.
 #include <hdf5.h>
 #include <mpi.h>
 
@@ -218,9 +218,16 @@ std::string read_text(hid_t object, const std::string& name) {
   return text;
 }
 
-// Mutates one attribute's text of the file in `data` (a valid HDF5 file, else nothing).
-size_t mutate_attribute(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
-  const std::string path = fuzz::ScratchDir::get().write("mutating.h5", data, size);
+// Writes into `data` the reference checkpoint with one attribute's text mutated. It starts
+// from the writer's own file, never from a byte-mutated one: HDF5 itself is not hardened
+// against damaged files that it is asked to modify (H5Aiterate2 crashes on some).
+size_t mutate_attribute(uint8_t* data, size_t max_size, unsigned seed) {
+  static const std::vector<char> pristine = [] {
+    std::ifstream in(reference().path, std::ios::binary);
+    return std::vector<char>{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }();
+  const std::string path = fuzz::ScratchDir::get().write(
+      "mutating.h5", reinterpret_cast<const uint8_t*>(pristine.data()), pristine.size());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   if (file < 0) return 0;
@@ -270,7 +277,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
                                           unsigned int seed) {
   if (seed % 2 == 0) {
-    const size_t mutated = mutate_attribute(data, size, max_size, seed);
+    const size_t mutated = mutate_attribute(data, max_size, seed);
     if (mutated > 0) return mutated;
   }
   return LLVMFuzzerMutate(data, size, max_size);

@@ -12,10 +12,12 @@
 #include "core/byte_size.h"
 #include "core/error.h"
 #include "core/model_factory.h"
+#include "io/directory_lock.h"
 #include "io/hdf5_file.h"
 #include "io/hf_checkpoint.h"
 #include "io/hf_config.h"
 #include "io/json.h"
+#include "io/output_directory.h"
 #include "launch/command_line.h"
 #include "launch/commands.h"
 
@@ -67,6 +69,9 @@ int run_export(const Args& args, MpiRuntime& mpi) {
   // Every value is read and verified before anything is written, so that a damaged
   // checkpoint leaves no --save-dir behind; a unit at a time, so memory stays one unit.
   for (const UnitLayout& unit : units) read_unit(unit);
+  // The directory belongs to this export while it writes (io/directory_lock.h).
+  io::ensure_directory(save_dir, "--save-dir");
+  const io::DirectoryLock lock(save_dir, "--save-dir", "llmft export --checkpoint " + path);
   io::HfModelWriter writer(save_dir, config, units, max_shard_bytes);
   for (const UnitLayout& unit : units) writer.add_unit(read_unit(unit));
   file.close();

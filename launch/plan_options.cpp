@@ -20,9 +20,9 @@ std::string joined(const std::vector<std::string>& names) {
   return os.str();
 }
 
-std::optional<int> checkpointing_constraint(const std::string& value) {
+std::optional<int> checkpointing_constraint(const std::string& value, int blocks) {
   if (value == "auto") return std::nullopt;
-  return parse_checkpointed_blocks(value, "--activation-checkpointing");
+  return checkpointed_blocks_of(value, blocks, "--activation-checkpointing");
 }
 
 }  // namespace
@@ -158,7 +158,8 @@ PlanRequest plan_request(const PlanOptions& o, const po::variables_map& values) 
   if (values.count("tp")) r.constraints.tp = o.tp;
   if (values.count("zero")) r.constraints.zero_stage = o.zero;
   if (values.count("micro-batch")) r.constraints.micro_batch = o.micro_batch;
-  r.constraints.checkpointed_blocks = checkpointing_constraint(o.activation_checkpointing);
+  r.constraints.checkpointed_blocks =
+      checkpointing_constraint(o.activation_checkpointing, r.workload.model.n_layer);
   r.constraints.offload_optimizer = parse_layout_switch(o.offload_optimizer, "--offload-optimizer");
   r.constraints.sequence_parallel = parse_layout_switch(o.sequence_parallel, "--sequence-parallel");
   return r;

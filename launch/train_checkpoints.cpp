@@ -177,18 +177,10 @@ std::string TrainCheckpoints::changed_settings(const CheckpointInfo& info) const
          (before.at(next) != now.at(next) ? rates : "");
 }
 
-bool TrainCheckpoints::after_step(int step, int64_t windows_consumed) {
+std::optional<int> TrainCheckpoints::after_step(int step, int64_t windows_consumed) {
   if (!checkpointer_) {
-    if (step == options_.steps || !watch_.stop_agreed(options_.comm_timeout)) return false;
-    if (place_.lead) {
-      const int signal = watch_.signal_received();
-      std::fprintf(stderr,
-                   "llmft: stopping after step %d (%s); nothing is saved: this run has no "
-                   "--checkpoint-dir (exit code %d)\n",
-                   step, signal ? strsignal(signal) : "another rank was signalled",
-                   kInterruptedExitCode);
-    }
-    return true;
+    if (step == options_.steps || !watch_.stop_agreed(options_.comm_timeout)) return std::nullopt;
+    return stop(step, "nothing is saved: this run has no --checkpoint-dir", kInterruptedExitCode);
   }
   checkpointer_->confirm(step);
   const bool periodic = options_.checkpoint_every > 0 && step % options_.checkpoint_every == 0;
@@ -198,21 +190,25 @@ bool TrainCheckpoints::after_step(int step, int64_t windows_consumed) {
   // checkpoint counted among the kept ones.
   if (step == options_.steps) {
     checkpointer_->confirm(step + 1);
-    return false;
+    return std::nullopt;
   }
   // Asked after a save too, so that a signal during the write stops the job before the
   // next step.
-  if (!watch_.stop_agreed(options_.comm_timeout)) return false;
+  if (!watch_.stop_agreed(options_.comm_timeout)) return std::nullopt;
   if (!due) save(step, windows_consumed);
+  return stop(step,
+              "the state is saved in " + options_.checkpoint_dir + ": resume with --resume",
+              kPreemptedExitCode);
+}
+
+int TrainCheckpoints::stop(int step, const std::string& outcome, int exit_code) const {
   if (place_.lead) {
     const int signal = watch_.signal_received();
-    std::fprintf(stderr,
-                 "llmft: stopping after step %d (%s); the state is saved in %s: resume with "
-                 "--resume (exit code %d)\n",
-                 step, signal ? strsignal(signal) : "another rank was signalled",
-                 options_.checkpoint_dir.c_str(), kPreemptedExitCode);
+    std::fprintf(stderr, "llmft: stopping after step %d (%s); %s (exit code %d)\n", step,
+                 signal ? strsignal(signal) : "another rank was signalled", outcome.c_str(),
+                 exit_code);
   }
-  return true;
+  return exit_code;
 }
 
 std::string TrainCheckpoints::after_divergence(int unhealthy_from) {

@@ -40,9 +40,10 @@ class TrainCheckpoints {
 
   // After step `step` (`windows_consumed` windows drawn so far), whose loss and gradient
   // norm were healthy: saves when a checkpoint is due (every --checkpoint-every steps, the
-  // last step, or when any rank was signalled). Returns true when the job must stop now (it
-  // was signalled; the state is saved, or there is no --checkpoint-dir to save it in).
-  bool after_step(int step, int64_t windows_consumed);
+  // last step, or when any rank was signalled). Returns the exit code when the job must
+  // stop now: it was signalled, and the state is saved (kPreemptedExitCode) or there is no
+  // --checkpoint-dir to save it in (kInterruptedExitCode).
+  std::optional<int> after_step(int step, int64_t windows_consumed);
 
   // Training diverged: the state after step `unhealthy_from` on was unhealthy. Sets aside
   // its checkpoints; returns a sentence for the error saying what is left and where to
@@ -51,6 +52,9 @@ class TrainCheckpoints {
 
  private:
   void save(int step, int64_t windows_consumed);
+  // Says on rank 0's stderr that the job stops after `step` because it was signalled, and
+  // `outcome`; returns `exit_code`.
+  int stop(int step, const std::string& outcome, int exit_code) const;
   // The note of what differs between the resumed checkpoint and this run ("" if nothing).
   std::string changed_settings(const CheckpointInfo& info) const;
 

@@ -307,7 +307,9 @@ int run_train(const Args& args, MpiRuntime& mpi) {
       report->step(record, val_loss);
       metrics.write(report->metrics_json(record, val_loss));
     }
-    if (checkpoints.after_step(step, windows_consumed)) return kPreemptedExitCode;
+    if (const std::optional<int> stop = checkpoints.after_step(step, windows_consumed)) {
+      return *stop;
+    }
   }
   const RankPeak final_peak = worst_rank_peak(world.get(), *backend, allocator);
   if (report) report->finish(allocator, host_allocator.get(), final_peak);

@@ -31,7 +31,17 @@ for target in "${targets[@]}"; do
   log=$build/fuzz_$target.log
   echo "fuzz: $target for ${seconds}s (log: $log)"
   status=0
-  "$build/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # The checkpoint target starts MPI, which (with hwloc) keeps allocations until exit by
+  # design, as the sanitizer suite's ASAN_OPTIONS also says: no leak checks there. HDF5
+  # asks malloc for impossible sizes that damaged metadata spell, and turns the NULL it gets
+  # without a sanitizer into an error: let malloc return NULL there too.
+  leaks=()
+  asan=${ASAN_OPTIONS:-}
+  if [[ $target == checkpoint ]]; then
+    leaks=(-detect_leaks=0)
+    asan=detect_leaks=0:allocator_may_return_null=1${asan:+:$asan}
+  fi
+  ASAN_OPTIONS=$asan "$build/fuzz_$target" "${leaks[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$root/fuzz/corpus/$target" \
     > "$log" 2>&1 || status=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -5,10 +5,12 @@
 #  - SIGTERM to one rank alone (the other learns of it at the step boundary);
 #  - SIGUSR1 while a checkpoint is being written (--checkpoint-every 1): the job stops after
 #    that write, before another step;
-#  - a second signal: the rank exits at once (128 + 10), the last complete checkpoint is
-#    untouched, and --resume continues from it;
+#  - a second signal: the rank exits at once (128 + 10), saying so, the last complete
+#    checkpoint is untouched, and --resume continues from it;
+#  - a signal to a job without --checkpoint-dir: it stops after the step, saying that
+#    nothing is saved, with exit code 130;
 #  - SIGINT and SIGTERM to mpiexec alone (started with setsid, as `kill` or a scheduler
-#    sends them; Ctrl-C at a terminal reaches the ranks too). Open MPI 4.1's mpiexec does
+#    sends them; Ctrl-C at a terminal reaches mpiexec alone too). Open MPI 4.1's mpiexec does
 #    not forward them: it ends the job, sending the ranks SIGTERM after
 #    odls_base_sigkill_timeout seconds and SIGKILL as long again, and exits 1 whatever the
 #    ranks returned. With that grace raised to 3 s (examples/slurm sets 30) the ranks save
@@ -150,11 +152,32 @@ sleep 0.1
 kill -USR1 "$rank"
 code=0
 wait "$job" || code=$?
-if [[ $code -eq 138 && ! -f $work/second-signal/step_00000003.h5 && -f $work/second-signal/step_00000002.h5 ]]; then
-  echo "second-signal: exit code 138 at once; step_00000002.h5 kept, no step 3 checkpoint"
+if [[ $code -eq 138 && ! -f $work/second-signal/step_00000003.h5 && -f $work/second-signal/step_00000002.h5 ]] &&
+  grep -q "^llmft: a second SIGUSR1: ending at once without saving" "$work/second-signal.err"; then
+  echo "second-signal: exit code 138 at once, said so; step_00000002.h5 kept, no step 3 checkpoint"
 else
   echo "FAILED: second-signal: exit code $code (expected 138); checkpoints: $(ls -A "$work/second-signal")"
   tail -n 20 "$work/second-signal.log" "$work/second-signal.err"
+  failed=1
+fi
+
+# No --checkpoint-dir: the job stops after the step all the same, saying nothing is saved.
+"${mpiexec[@]}" -n 2 "$llmft" "${common[@]/#$steps/100000}" "${shape[@]}" \
+  --metrics "$work/no-dir.jsonl" > "$work/no-dir.log" 2> "$work/no-dir.err" &
+job=$!
+watchdog
+for _ in $(seq 600); do
+  [[ $(steps_logged "$work/no-dir.jsonl") -ge 3 ]] && break
+  sleep 0.05
+done
+kill -USR1 "$job"
+code=0
+wait "$job" || code=$?
+if [[ $code -eq 130 ]] && grep -q "^llmft: stopping after step [0-9]* (.*); nothing is saved: this run has no --checkpoint-dir (exit code 130)" "$work/no-dir.err"; then
+  echo "no-dir: exit code 130, said that nothing is saved"
+else
+  echo "FAILED: no-dir: exit code $code (expected 130)"
+  cat "$work/no-dir.err"
   failed=1
 fi
 
