@@ -105,7 +105,7 @@ input_failure(checkpointing_beyond_blocks "--activation-checkpointing 99: the mo
   --data ${cli_dir}/val.tok --activation-checkpointing 99 ${train_outputs})
 input_failure(plan_checkpointing_beyond_blocks
   "--activation-checkpointing 99: the model has 4 blocks; give 0 to 4, or all"
-  plan --model gpt2-tiny --gpus 1 --gpu h100 --activation-checkpointing 99)
+  plan --model gpt2-tiny --gpus 1 --gpu h100-80g --activation-checkpointing 99)
 input_failure(seq_len_one "--seq-len 1: a window needs at least 2 tokens .*; use --seq-len 2 or more"
   --data ${cli_dir}/val.tok --seq-len 1 ${train_outputs})
 
