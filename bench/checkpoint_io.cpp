@@ -138,9 +138,8 @@ int run(int argc, char** argv) {
   if (lead) drop_cached(path);
   MPI_Barrier(MPI_COMM_WORLD);
   start = MPI_Wtime();
-  ResumeTarget target{config, info.vocabulary, info.optimizer, info.dtype, 0, false};
-  target.data = info.data;
-  target.seq_len = info.seq_len;
+  const ResumeTarget target{config, info.vocabulary, info.optimizer, info.dtype, 0,
+                            false,  info.data,       info.seq_len,   false};
   resume_from(path, target, engine, *backend, place, kTimeoutSeconds);
   MPI_Barrier(MPI_COMM_WORLD);
   const double hdf5_read = MPI_Wtime() - start;

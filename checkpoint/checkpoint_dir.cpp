@@ -22,11 +22,12 @@ std::string step_name(int64_t step) {
   return name;
 }
 
+// "step_" + 8 to 18 digits (a step that fits int64_t) + ".h5".
 bool is_checkpoint_name(const std::string& name) {
-  if (name.size() < 12 || name.rfind("step_", 0) != 0) return false;
+  if (name.size() < 16 || name.size() > 26 || name.rfind("step_", 0) != 0) return false;
   if (name.compare(name.size() - 3, 3, ".h5") != 0) return false;
   const std::string digits = name.substr(5, name.size() - 8);
-  return !digits.empty() && std::all_of(digits.begin(), digits.end(), ::isdigit);
+  return std::all_of(digits.begin(), digits.end(), ::isdigit);
 }
 
 // fsync on a path opened read-only (a file or a directory).
@@ -55,7 +56,8 @@ std::vector<std::string> checkpoints_in(const std::string& dir) {
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && is_checkpoint_name(name)) names.push_back(name);
+    std::error_code type_error;
+    if (entry.is_regular_file(type_error) && is_checkpoint_name(name)) names.push_back(name);
   }
   // Zero-padded steps sort by name; a step beyond 8 digits is longer and sorts after.
   std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {

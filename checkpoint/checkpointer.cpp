@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <utility>
@@ -45,16 +46,29 @@ std::string newest_complete(const std::string& dir, bool say) {
   return "";
 }
 
+// The newest usable checkpoint of `dir` for `option`; "" when the directory holds none at
+// all. A directory whose checkpoints are all unusable is refused: starting afresh there
+// would overwrite and prune them (a format this llmft does not read, damage).
+std::string newest_to_resume(const std::string& dir, const std::string& option) {
+  const std::string path = newest_complete(dir, true);
+  const size_t present = checkpoints_in(dir).size();
+  LLMFT_REQUIRE(!path.empty() || present == 0,
+                option << " " << dir << ": none of its " << present
+                       << " checkpoints can be resumed (the lines above say why); move them "
+                          "away to start afresh there, or resume from another directory");
+  return path;
+}
+
 std::string find_checkpoint(const std::string& resume, const std::string& dir,
                             const std::string& option) {
   if (resume == "latest") {
     LLMFT_REQUIRE(!dir.empty(),
                   "--resume without a path needs --checkpoint-dir (the directory "
                   "to resume from); or give one: --resume=PATH");
-    return newest_complete(dir, true);
+    return newest_to_resume(dir, "--checkpoint-dir");
   }
   if (fs::is_directory(resume)) {
-    const std::string path = newest_complete(resume, true);
+    const std::string path = newest_to_resume(resume, option);
     LLMFT_REQUIRE(!path.empty(), option << " " << resume
                                         << ": the directory holds no complete checkpoint "
                                            "(step_N.h5); give a checkpoint file or another "
@@ -123,14 +137,15 @@ std::string Checkpointer::save(const Engine& engine, Backend& backend, RankPlace
   }
   newest_ = final_path;
   unconfirmed_ = info.step;
-  if (lead_) prune_checkpoints(dir_, keep_, info.step);
+  if (lead_) prune_checkpoints(dir_, keep_, verified_before_);
   return final_path;
 }
 
-void Checkpointer::confirm(int64_t step) {
-  if (unconfirmed_ < 0 || unconfirmed_ >= step) return;
+void Checkpointer::confirm(int64_t verified_before) {
+  verified_before_ = std::max(verified_before_, verified_before);
+  if (unconfirmed_ < 0 || unconfirmed_ >= verified_before_) return;
   unconfirmed_ = -1;
-  if (lead_) prune_checkpoints(dir_, keep_, step);
+  if (lead_) prune_checkpoints(dir_, keep_, verified_before_);
 }
 
 std::string Checkpointer::set_aside(int64_t from_step) {
@@ -146,11 +161,9 @@ std::string Checkpointer::set_aside(int64_t from_step) {
       timeout_seconds_);
   newest_ = decided_on_lead(
       lead_, [this] { return newest_complete(dir_, false); }, timeout_seconds_);
-  const std::string resume =
-      newest_.empty()
-          ? "no healthy checkpoint is left in " + dir_ +
-                ": start again (without --resume) with a lower --lr or with --clip-grad"
-          : "resume from " + newest_ + " (--resume picks it) with a lower --lr or with --clip-grad";
+  const std::string resume = newest_.empty() ? "no healthy checkpoint is left in " + dir_ +
+                                                   ": start again without --resume"
+                                             : "resume from " + newest_ + " (--resume picks it)";
   if (set_aside_text.empty()) return "no checkpoint holds the unhealthy state; " + resume;
   return "the checkpoints of that state were set aside as " + set_aside_text + "; " + resume;
 }

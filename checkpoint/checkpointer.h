@@ -1,9 +1,10 @@
 // Checkpointer: saving and resuming the whole training state with every rank of the job
 // taking part (collective over MPI_COMM_WORLD).
 //
-// save(): rank 0 clears partial files of interrupted writes; all ranks write
-// ".step_N.h5.partial" together (parallel HDF5: each its own hyperslabs), the attributes,
-// and last the "complete" mark; rank 0 flushes the file to disk and renames it "step_N.h5".
+// save(): rank 0 clears partial files of interrupted writes and checks the free space; all
+// ranks write ".step_N.h5.partial" together (parallel HDF5: each its own hyperslabs), the
+// attributes, and last the "complete" mark, and flush it; rank 0 syncs the file to disk and
+// renames it "step_N.h5".
 // A failed write fails on every rank alike (io/file_agreement.h), removes its partial file
 // and leaves every earlier checkpoint as it was; the training state is only read.
 //
@@ -45,8 +46,9 @@ class Checkpointer {
   std::string save(const Engine& engine, Backend& backend, RankPlace place,
                    const CheckpointInfo& info);
 
-  // Step `step` was healthy: every checkpoint before it is verified; prunes to `keep`.
-  void confirm(int64_t step);
+  // Every checkpoint before step `verified_before` is verified (a later step's update was
+  // applied with a healthy loss and norm); prunes to `keep` when that verifies a new one.
+  void confirm(int64_t verified_before);
 
   // Collective: training diverged, and the state after step `from_step` on was unhealthy.
   // Sets aside the checkpoints of those steps; returns what happened and where to resume,
@@ -58,8 +60,9 @@ class Checkpointer {
   int keep_;
   double timeout_seconds_;
   bool lead_;
-  std::string newest_;        // the newest complete checkpoint ("" when none)
-  int64_t unconfirmed_ = -1;  // the step of a checkpoint not yet verified (-1: none)
+  std::string newest_;           // the newest complete checkpoint ("" when none)
+  int64_t unconfirmed_ = -1;     // the step of a checkpoint not yet verified (-1: none)
+  int64_t verified_before_ = 0;  // checkpoints of earlier steps are verified
 };
 
 // Collective: the checkpoint `resume` names — "latest" for the newest complete one in

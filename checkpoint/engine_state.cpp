@@ -134,12 +134,12 @@ void read_engine_weights(io::Hdf5File& file, Engine& engine, TpSlice slice, int 
 
 uint64_t checkpoint_file_bytes(const Engine& engine, TpSlice slice) {
   constexpr uint64_t kMetadataPerDataset = 4096;  // object header, chunk index, attributes
-  constexpr uint64_t kChunkElements = 1 << 22;    // io/hdf5_file.cpp's largest chunk
   uint64_t bytes = 0;
   for (int u = 0; u < static_cast<int>(engine.model().units().size()); ++u) {
     for (const StateTransfer& t : state_transfers(engine, u, slice, 0, TransferDirection::write)) {
       const uint64_t elements = static_cast<uint64_t>(shape_numel(t.shape));
-      const uint64_t chunks = (elements + kChunkElements - 1) / kChunkElements;
+      const uint64_t chunk = io::kMaxChunkElements;
+      const uint64_t chunks = (elements + chunk - 1) / chunk;
       bytes += elements * dtype_size(t.dtype) + chunks * 4 + kMetadataPerDataset;
     }
   }

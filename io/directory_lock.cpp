@@ -43,6 +43,10 @@ DirectoryLock::DirectoryLock(const std::string& dir, const std::string& option,
                              const std::string& command) {
   const std::string path = lock_path(dir);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Another user's lock file, left by a job that ended: a read-only descriptor locks it as
+  // well (the holder's description then stays the old one's).
+  const bool read_only = fd_ < 0 && errno == EACCES;
+  if (read_only) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   const int open_error = errno;
   LLMFT_REQUIRE(fd_ >= 0, option << " " << dir << ": cannot create its lock file " << path << " ("
                                  << std::strerror(open_error)
@@ -63,6 +67,7 @@ DirectoryLock::DirectoryLock(const std::string& dir, const std::string& option,
                  option.c_str(), dir.c_str(), std::strerror(error));
     return;
   }
+  if (read_only) return;
   const std::string job = this_job(command);
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, job.data(), job.size(), 0) < 0) {
     // The lock holds without the description; a refused job then names no holder.

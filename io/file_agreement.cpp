@@ -39,38 +39,41 @@ void FileAgreement::wait(MPI_Request& request, const char* what) const {
 void FileAgreement::agree(const std::string& local_failure) const {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
-  int first_failed = local_failure.empty() ? INT_MAX : rank;
+  auto first_failed = std::make_unique<int>(local_failure.empty() ? INT_MAX : rank);
   MPI_Request request;
-  LLMFT_REQUIRE(MPI_Iallreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm_, &request) ==
-                    MPI_SUCCESS,
+  LLMFT_REQUIRE(MPI_Iallreduce(MPI_IN_PLACE, first_failed.get(), 1, MPI_INT, MPI_MIN, comm_,
+                               &request) == MPI_SUCCESS,
                 "MPI_Iallreduce failed while the ranks agreed on " << path_);
   try {
-    wait(request, "agree on a file operation");
+    wait_for(request, "agree on a file operation", first_failed);
   } catch (const Error& e) {
     if (local_failure.empty()) throw;
     throw Error(local_failure + ", and " + e.what());
   }
-  if (first_failed == INT_MAX) return;
+  const int failed = *first_failed;
+  if (failed == INT_MAX) return;
   // The failing rank's message, so that every rank reports the same error.
-  int length = static_cast<int>(local_failure.size());
-  LLMFT_REQUIRE(MPI_Ibcast(&length, 1, MPI_INT, first_failed, comm_, &request) == MPI_SUCCESS,
+  auto length = std::make_unique<int>(static_cast<int>(local_failure.size()));
+  LLMFT_REQUIRE(MPI_Ibcast(length.get(), 1, MPI_INT, failed, comm_, &request) == MPI_SUCCESS,
                 "MPI_Ibcast failed on " << path_);
-  wait(request, "share an error");
-  std::string message = rank == first_failed ? local_failure : std::string(length, '\0');
+  wait_for(request, "share an error", length);
+  auto message =
+      std::make_unique<std::string>(rank == failed ? local_failure : std::string(*length, '\0'));
   LLMFT_REQUIRE(
-      MPI_Ibcast(message.data(), length, MPI_CHAR, first_failed, comm_, &request) == MPI_SUCCESS,
+      MPI_Ibcast(message->data(), *length, MPI_CHAR, failed, comm_, &request) == MPI_SUCCESS,
       "MPI_Ibcast failed on " << path_);
-  wait(request, "share an error");
-  throw Error(message);
+  wait_for(request, "share an error", message);
+  throw Error(*message);
 }
 
 uint64_t FileAgreement::sum(uint64_t value) const {
+  auto total = std::make_unique<uint64_t>(value);
   MPI_Request request;
-  LLMFT_REQUIRE(MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_UINT64_T, MPI_SUM, comm_, &request) ==
-                    MPI_SUCCESS,
+  LLMFT_REQUIRE(MPI_Iallreduce(MPI_IN_PLACE, total.get(), 1, MPI_UINT64_T, MPI_SUM, comm_,
+                               &request) == MPI_SUCCESS,
                 "MPI_Iallreduce failed while summing digests of " << path_);
-  wait(request, "sum a digest");
-  return value;
+  wait_for(request, "sum a digest", total);
+  return *total;
 }
 
 }  // namespace llmft::io

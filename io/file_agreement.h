@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 
 namespace llmft::io {
@@ -52,6 +53,17 @@ class FileAgreement {
  private:
   // Waits for `request` at most the timeout; throws naming `what` when it passes.
   void wait(MPI_Request& request, const char* what) const;
+  // The same for a collective on `buffer`, which is left to MPI when the wait times out
+  // (the collective may still write it) instead of being freed under it.
+  template <typename T>
+  void wait_for(MPI_Request& request, const char* what, std::unique_ptr<T>& buffer) const {
+    try {
+      wait(request, what);
+    } catch (...) {
+      buffer.release();
+      throw;
+    }
+  }
 
   MPI_Comm comm_;
   double timeout_seconds_;

@@ -1,6 +1,9 @@
 #include "io/hdf5_file.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include "core/error.h"
@@ -10,8 +13,6 @@
 
 namespace llmft::io {
 namespace {
-
-constexpr hsize_t kChunkElements = 1 << 22;  // 16 MiB of f32 per chunk
 
 // Silences HDF5's own error printing once: errors become llmft::Error messages instead.
 void quiet_hdf5() {
@@ -45,6 +46,12 @@ class Handle {
 
 hid_t type_of(H5Element element) {
   return element == H5Element::f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT16;
+}
+
+std::string rank_in(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return std::to_string(rank);
 }
 
 size_t width_of(H5Element element) {
@@ -125,6 +132,13 @@ auto Hdf5File::guarded(const std::string& what, Call call) const {
 
 Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm, double timeout_seconds) {
   quiet_hdf5();
+  // Every rank must reach the file, or those that do would create it without the others.
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  FileAgreement(comm, timeout_seconds, path)
+      .agree(::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0
+                 ? ""
+                 : "cannot create the checkpoint file " + path + ": rank " + rank_in(comm) +
+                       " cannot write its directory (is it on a file system every node sees?)");
   const Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   require(access.valid() && H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL) >= 0, path,
           "setting up MPI-IO");
@@ -141,6 +155,13 @@ Hdf5File Hdf5File::create(const std::string& path, MPI_Comm comm, double timeout
 
 Hdf5File Hdf5File::open(const std::string& path, MPI_Comm comm, double timeout_seconds) {
   quiet_hdf5();
+  // Every rank must reach the file, or those that do would open it without the others.
+  FileAgreement(comm, timeout_seconds, path)
+      .agree(::access(path.c_str(), R_OK) == 0
+                 ? ""
+                 : "cannot open the checkpoint " + path + ": rank " + rank_in(comm) +
+                       " cannot read it (it is missing, or not on a file system every node "
+                       "sees)");
   const Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   require(access.valid() && H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL) >= 0, path,
           "setting up MPI-IO");
@@ -185,7 +206,7 @@ void Hdf5File::make_dataset(const std::string& name, H5Element element, const Sh
   // Chunks of at most kChunkElements (whole rows), all of about the same size: an edge
   // chunk takes a whole chunk's space on disk.
   const hsize_t row = dims.size() == 2 ? dims[1] : 1;
-  const hsize_t rows_per_chunk = std::max<hsize_t>(1, kChunkElements / row);
+  const hsize_t rows_per_chunk = std::max<hsize_t>(1, kMaxChunkElements / row);
   const hsize_t chunks = (dims[0] + rows_per_chunk - 1) / rows_per_chunk;
   chunk[0] = (dims[0] + chunks - 1) / chunks;
   const Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
@@ -209,8 +230,9 @@ void Hdf5File::make_dataset(const std::string& name, H5Element element, const Sh
                                }),
                        H5Dclose);
   require(dataset.valid(), path_, "creating dataset '" + name + "' (is the disk full?)");
-  require(write_text_attribute(dataset.get(), "dtype", dtype_name), path_,
-          "naming the dtype of '" + name + "'");
+  require(guarded("naming the dtype of '" + name + "'",
+                  [&] { return write_text_attribute(dataset.get(), "dtype", dtype_name); }),
+          path_, "naming the dtype of '" + name + "'");
 }
 
 hid_t Hdf5File::open_dataset(const std::string& name) const {

@@ -33,6 +33,10 @@ namespace llmft::io {
 // the float type named in the dataset's "dtype" attribute).
 enum class H5Element { f32, bits16 };
 
+// The most elements a dataset's chunk holds (16 MiB of f32): each chunk carries its own
+// Fletcher32 checksum.
+constexpr int64_t kMaxChunkElements = int64_t{1} << 22;
+
 class Hdf5File {
  public:
   // Creates (or truncates) `path` for every rank of `comm`; `timeout_seconds` bounds every

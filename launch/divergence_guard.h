@@ -31,6 +31,11 @@ class DivergenceGuard {
   // Every rank sees the same (global) loss and norm, so every rank decides the same way.
   void after_step(int step, const StepStats& stats);
 
+  // After after_step(step) passed: the last step up to `step` whose update was applied with
+  // a healthy loss and norm (fp16 steps skipped on overflow verify nothing), so that the
+  // checkpoints of the steps before it are verified.
+  int healthy_through(int step) const { return step - skipped_in_a_row_; }
+
   // After after_step threw: the first step whose resulting state was unhealthy. A step's
   // loss and gradient norm come from the state after the step before it (after too many
   // fp16 overflows in a row, the state after the step before the first of them: skipped

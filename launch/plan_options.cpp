@@ -5,6 +5,7 @@
 
 #include "core/byte_size.h"
 #include "core/error.h"
+#include "core/model.h"
 #include "io/hf_config.h"
 #include "launch/option_checks.h"
 
@@ -20,9 +21,11 @@ std::string joined(const std::vector<std::string>& names) {
   return os.str();
 }
 
+// The planner's constraint: kAllBlocks for every block, else a count within the model's.
 std::optional<int> checkpointing_constraint(const std::string& value, int blocks) {
   if (value == "auto") return std::nullopt;
-  return checkpointed_blocks_of(value, blocks, "--activation-checkpointing");
+  const int checkpointed = checkpointed_blocks_of(value, blocks, "--activation-checkpointing");
+  return checkpointed == blocks ? ModelOptions::kAllBlocks : checkpointed;
 }
 
 }  // namespace

@@ -118,15 +118,15 @@ TrainCheckpoints::Start TrainCheckpoints::resume() {
     }
     return Start{};
   }
-  ResumeTarget target{config_,
-                      vocabulary_fingerprint(config_.vocab_size, options_.init_from),
-                      options_.optimizer,
-                      options_.dtype,
-                      options_.seed,
-                      options_.resume_weights_only};
-  target.data = data_;
-  target.seq_len = options_.seq_len;
-  target.new_data = options_.resume_new_data;
+  const ResumeTarget target{config_,
+                            vocabulary_fingerprint(config_.vocab_size, options_.init_from),
+                            options_.optimizer,
+                            options_.dtype,
+                            options_.seed,
+                            options_.resume_weights_only,
+                            data_,
+                            options_.seq_len,
+                            options_.resume_new_data};
   const CheckpointInfo info =
       resume_from(path, target, engine_, backend_, place_, options_.comm_timeout);
   if (options_.resume_weights_only) {
@@ -136,13 +136,14 @@ TrainCheckpoints::Start TrainCheckpoints::resume() {
     }
     return Start{};
   }
+  // Every rank reads the schedules, so that a failure there is every rank's alike.
+  const std::string changed = changed_settings(info);
   if (place_.lead) {
     std::printf(
         "llmft: resumed from %s: step %lld done, %lld windows consumed, written by "
         "layout %s\n",
         path.c_str(), static_cast<long long>(info.step),
         static_cast<long long>(info.windows_consumed), info.layout.c_str());
-    const std::string changed = changed_settings(info);
     if (!changed.empty()) std::printf("llmft: note: %s\n", changed.c_str());
     std::fflush(stdout);
   }
@@ -177,12 +178,13 @@ std::string TrainCheckpoints::changed_settings(const CheckpointInfo& info) const
          (before.at(next) != now.at(next) ? rates : "");
 }
 
-std::optional<int> TrainCheckpoints::after_step(int step, int64_t windows_consumed) {
+std::optional<int> TrainCheckpoints::after_step(int step, int64_t windows_consumed,
+                                                int healthy_through) {
   if (!checkpointer_) {
     if (step == options_.steps || !watch_.stop_agreed(options_.comm_timeout)) return std::nullopt;
     return stop(step, "nothing is saved: this run has no --checkpoint-dir", kInterruptedExitCode);
   }
-  checkpointer_->confirm(step);
+  checkpointer_->confirm(healthy_through);
   const bool periodic = options_.checkpoint_every > 0 && step % options_.checkpoint_every == 0;
   const bool due = periodic || step == options_.steps;
   if (due) save(step, windows_consumed);
@@ -196,8 +198,7 @@ std::optional<int> TrainCheckpoints::after_step(int step, int64_t windows_consum
   // next step.
   if (!watch_.stop_agreed(options_.comm_timeout)) return std::nullopt;
   if (!due) save(step, windows_consumed);
-  return stop(step,
-              "the state is saved in " + options_.checkpoint_dir + ": resume with --resume",
+  return stop(step, "the state is saved in " + options_.checkpoint_dir + ": resume with --resume",
               kPreemptedExitCode);
 }
 

@@ -2,10 +2,10 @@
 // step (--resume, with a note of every setting that changed since the checkpoint),
 // saving every --checkpoint-every steps and after the last one (--checkpoint-dir, which
 // this job locks and whose free space it checks for the checkpoints it will keep), setting
-// aside the checkpoints of a state that diverged, and, while it has a checkpoint
-// directory, turning SIGTERM, SIGINT and SIGUSR1 into "save after this step and exit with
-// kPreemptedExitCode" (checkpoint/preemption.h). Every rank makes every call, in the same
-// order; rank 0 prints and touches the directory.
+// aside the checkpoints of a state that diverged, and turning SIGTERM, SIGINT and SIGUSR1
+// into "save after this step and exit with kPreemptedExitCode" (checkpoint/preemption.h;
+// without a checkpoint directory, "stop after this step" with kInterruptedExitCode). Every
+// rank makes every call, in the same order; rank 0 prints and touches the directory.
 #pragma once
 
 #include <cstdint>
@@ -38,12 +38,13 @@ class TrainCheckpoints {
   };
   Start resume();
 
-  // After step `step` (`windows_consumed` windows drawn so far), whose loss and gradient
-  // norm were healthy: saves when a checkpoint is due (every --checkpoint-every steps, the
+  // After step `step` (`windows_consumed` windows drawn so far), which the divergence guard
+  // let through, the steps up to `healthy_through` with their updates applied (checkpoints
+  // before it are verified): saves when a checkpoint is due (every --checkpoint-every steps, the
   // last step, or when any rank was signalled). Returns the exit code when the job must
   // stop now: it was signalled, and the state is saved (kPreemptedExitCode) or there is no
   // --checkpoint-dir to save it in (kInterruptedExitCode).
-  std::optional<int> after_step(int step, int64_t windows_consumed);
+  std::optional<int> after_step(int step, int64_t windows_consumed, int healthy_through);
 
   // Training diverged: the state after step `unhealthy_from` on was unhealthy. Sets aside
   // its checkpoints; returns a sentence for the error saying what is left and where to

@@ -278,8 +278,15 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     try {
       divergence.after_step(step, stats);
     } catch (const DivergedError& e) {
-      throw DivergedError(std::string(e.what()) + "; " +
-                          checkpoints.after_divergence(divergence.unhealthy_from()));
+      // Collective: every rank diverges at the same step and learns the same outcome.
+      std::string checkpoints_left;
+      try {
+        checkpoints_left = checkpoints.after_divergence(divergence.unhealthy_from());
+      } catch (const Error& set_aside_error) {
+        checkpoints_left =
+            std::string("setting aside its checkpoints failed: ") + set_aside_error.what();
+      }
+      throw DivergedError(std::string(e.what()) + "; " + checkpoints_left);
     }
     StepRecord record{step,
                       stats,
@@ -307,7 +314,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
       report->step(record, val_loss);
       metrics.write(report->metrics_json(record, val_loss));
     }
-    if (const std::optional<int> stop = checkpoints.after_step(step, windows_consumed)) {
+    if (const std::optional<int> stop =
+            checkpoints.after_step(step, windows_consumed, divergence.healthy_through(step))) {
       return *stop;
     }
   }

@@ -3,7 +3,8 @@
 # file, the reason and the fix (tests/launch/expect_failure.sh): a truncated file, a flipped
 # byte in a dataset (Fletcher32), another model, another optimizer (unless
 # --resume-weights-only), a directory without a complete checkpoint. --resume skips a newer
-# file that is not a whole checkpoint, naming it and why. A checkpoint directory that cannot be made fails at
+# file that is not a whole checkpoint, naming it and why, and refuses a directory where no
+# checkpoint is usable rather than start afresh over them. A checkpoint directory that cannot be made fails at
 # start; a full disk (a file-size limit) fails the write cleanly, removes its partial file
 # and leaves the previous checkpoint as it was. A resume on other data or another --seq-len
 # is refused (its window count means nothing there) unless --resume-new-data asks for it,
@@ -67,6 +68,14 @@ head -c $((size / 2)) "$good" > "$work/newer/step_00000009.h5"
 grep -q "passing over .*newer/step_00000009.h5: " "$work/newer.log" &&
   grep -q "resumed from .*newer/step_00000004.h5" "$work/newer.log" && echo ok ||
   { echo "FAILED"; cat "$work/newer.log"; failed=1; }
+
+echo "== --resume refuses a directory whose every checkpoint is unusable (never starts afresh over them)"
+mkdir -p "$work/unusable"
+head -c $((size / 2)) "$good" > "$work/unusable/step_00000004.h5"
+check "--checkpoint-dir .*unusable: none of its 1 checkpoints can be resumed" --one-line -- \
+  "${run[@]}" --steps 6 --checkpoint-dir "$work/unusable" --resume
+cmp -s <(head -c $((size / 2)) "$good") "$work/unusable/step_00000004.h5" && echo "left as it was" ||
+  { echo "FAILED: the unusable checkpoint was changed"; failed=1; }
 
 echo "== other data, another --seq-len"
 "$llmft" prepare --input "$source_dir/examples/data/train.txt" --output "$work/other.tok" > /dev/null

@@ -44,7 +44,9 @@ TEST_CASE("plan options: the job, the cluster, and constraints only where given"
   CHECK(fixed.constraints.micro_batch == 4);
   CHECK(fixed.constraints.checkpointed_blocks == ModelOptions::kAllBlocks);
   CHECK(request_from({"--activation-checkpointing=off"}).constraints.checkpointed_blocks == 0);
-  CHECK(request_from({"--activation-checkpointing=6"}).constraints.checkpointed_blocks == 6);
+  CHECK(request_from({"--activation-checkpointing=3"}).constraints.checkpointed_blocks == 3);
+  CHECK_THROWS_WITH_AS(request_from({"--activation-checkpointing=6"}),
+                       doctest::Contains("the model has 4 blocks; give 0 to 4, or all"), Error);
   CHECK_THROWS_WITH_AS(request_from({"--activation-checkpointing=maybe"}),
                        doctest::Contains("give all, none, or how many of the first blocks"), Error);
 }
