@@ -122,6 +122,8 @@ int run(int argc, char** argv) {
   info.dtype = dtype_name(options.dtype);
   info.model_config = io::hf_config_json(config).dump();
   info.vocabulary = vocabulary_fingerprint(config.vocab_size, "");
+  info.schedule = R"({"shape":"constant","lr":0,"min_lr":0,"warmup":0,"steps":1})";
+  info.layout = "{\"ranks\":" + std::to_string(ranks) + "}";
   info.global_batch = 1;
   info.data = "no data: the weights are a pattern";
   info.seq_len = 1;
