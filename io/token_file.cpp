@@ -21,7 +21,9 @@ namespace {
 constexpr char kMagic[8] = {'L', 'L', 'M', 'F', 'T', 'T', 'O', 'K'};
 constexpr uint32_t kVersionWithoutFlags = 1;
 constexpr uint32_t kVersionWithFlags = 2;
+constexpr uint32_t kVersionWithSamples = 3;
 constexpr uint32_t kHasLossMaskFlag = 1;
+constexpr uint32_t kHasSamplesFlag = 2;
 constexpr size_t kWriteChunkBytes = size_t{1} << 20;
 
 void store_le(uint64_t value, int bytes, unsigned char* out) {
@@ -48,6 +50,8 @@ struct TokenFileHeader {
   int bytes_per_token;
   int vocab_size;
   bool has_loss_mask;
+  bool has_samples;
+  uint64_t samples_offset;  // where the sample count begins (with samples)
 };
 
 // Checks the header at `header` against the documented format and the file's size.
@@ -58,10 +62,10 @@ TokenFileHeader read_header(const std::string& path, const unsigned char* header
                 "'" << path << "' is not an llmft token file (its first bytes are not "
                     << "\"LLMFTTOK\"); create it with `llmft prepare`");
   const uint64_t version = load_le(header + 8, 4);
-  LLMFT_REQUIRE(version == kVersionWithoutFlags || version == kVersionWithFlags,
+  LLMFT_REQUIRE(version >= kVersionWithoutFlags && version <= kVersionWithSamples,
                 "token file '" << path << "' has format version " << version
                                << ", but this llmft reads versions " << kVersionWithoutFlags
-                               << " and " << kVersionWithFlags
+                               << " to " << kVersionWithSamples
                                << "; re-run `llmft prepare` to recreate it");
   const uint64_t width = load_le(header + 12, 4);
   LLMFT_REQUIRE(width == 2 || width == 4,
@@ -69,12 +73,15 @@ TokenFileHeader read_header(const std::string& path, const unsigned char* header
                                << " bytes per token (expected 2 or 4); the file is corrupt, "
                                   "re-run `llmft prepare` to recreate it");
   const uint64_t flags = load_le(header + 28, 4);
-  const uint64_t known_flags = version == kVersionWithFlags ? kHasLossMaskFlag : 0;
-  LLMFT_REQUIRE((flags & ~known_flags) == 0,
+  const uint64_t known_flags = version == kVersionWithSamples ? kHasLossMaskFlag | kHasSamplesFlag
+                               : version == kVersionWithFlags ? kHasLossMaskFlag
+                                                              : 0;
+  const bool has_samples = (flags & kHasSamplesFlag) != 0;
+  LLMFT_REQUIRE((flags & ~known_flags) == 0 && has_samples == (version == kVersionWithSamples),
                 "token file '" << path << "' (format version " << version << ") has flags " << flags
-                               << ", but version 1 has no flags and version 2 only "
-                               << "bit 0 (has loss mask); the file is corrupt, re-run "
-                               << "`llmft prepare` to recreate it");
+                               << ", but version 1 has no flags, version 2 only bit 0 (has loss "
+                               << "mask) and version 3 bit 1 (has samples) and maybe bit 0; the "
+                               << "file is corrupt, re-run `llmft prepare` to recreate it");
   const bool has_loss_mask = (flags & kHasLossMaskFlag) != 0;
   const uint64_t count = load_le(header + 16, 8);
   const uint64_t vocab = load_le(header + 24, 4);
@@ -86,16 +93,32 @@ TokenFileHeader read_header(const std::string& path, const unsigned char* header
                 "token file '" << path << "' claims " << count
                                << " tokens, more than any file can hold; the file is "
                                   "corrupt, re-run `llmft prepare` to recreate it");
-  const uint64_t expected_bytes = kTokenFileHeaderBytes + count * bytes_per_entry;
-  LLMFT_REQUIRE(expected_bytes == file_bytes,
+  const uint64_t samples_offset = kTokenFileHeaderBytes + count * bytes_per_entry;
+  // With samples the count that follows says how long the file is; read_sample_starts checks.
+  const uint64_t expected_bytes = samples_offset + (has_samples ? 8 : 0);
+  LLMFT_REQUIRE(has_samples ? expected_bytes <= file_bytes : expected_bytes == file_bytes,
                 "token file '" << path << "' should be " << expected_bytes << " bytes (header + "
                                << count << " tokens of " << width << " bytes"
                                << (has_loss_mask ? " + a loss mask of 1 byte per token" : "")
                                << ") but is " << file_bytes
                                << " bytes; it is truncated or corrupt, re-run `llmft prepare` "
                                   "to recreate it");
-  return {static_cast<size_t>(count), static_cast<int>(width), static_cast<int>(vocab),
-          has_loss_mask};
+  return {static_cast<size_t>(count),
+          static_cast<int>(width),
+          static_cast<int>(vocab),
+          has_loss_mask,
+          has_samples,
+          samples_offset};
+}
+
+// Checks that `starts` are sample starts of a file of token_count tokens: empty, or 0
+// first, strictly rising, each below token_count; returns the first bad index (or size).
+size_t first_bad_sample_start(const std::vector<uint64_t>& starts, size_t token_count) {
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const bool ok = i == 0 ? starts[0] == 0 : starts[i] > starts[i - 1];
+    if (!ok || starts[i] >= token_count) return i;
+  }
+  return starts.size();
 }
 
 // Whether `loss_mask` marks some token as not a target, after checking that it is
@@ -119,19 +142,30 @@ bool needs_loss_mask(const std::string& path, size_t token_count,
 }  // namespace
 
 void write_token_file(const std::string& path, const std::vector<int32_t>& tokens, int vocab_size,
-                      const std::vector<uint8_t>& loss_mask) {
+                      const std::vector<uint8_t>& loss_mask,
+                      const std::vector<uint64_t>& sample_starts) {
   LLMFT_REQUIRE(vocab_size > 0,
                 "cannot write token file '" << path << "': vocab_size is " << vocab_size);
   const int width = vocab_size <= 65536 ? 2 : 4;
   const bool with_loss_mask = needs_loss_mask(path, tokens.size(), loss_mask);
+  const size_t bad_start = first_bad_sample_start(sample_starts, tokens.size());
+  LLMFT_REQUIRE(bad_start == sample_starts.size(), "cannot write token file '"
+                                                       << path << "': sample start " << bad_start
+                                                       << " is not 0 first, rising and below the "
+                                                       << tokens.size() << " tokens");
+  const bool with_samples = !sample_starts.empty();
+  const uint32_t version = with_samples     ? kVersionWithSamples
+                           : with_loss_mask ? kVersionWithFlags
+                                            : kVersionWithoutFlags;
 
   unsigned char header[kTokenFileHeaderBytes] = {};
   std::memcpy(header, kMagic, sizeof(kMagic));
-  store_le(with_loss_mask ? kVersionWithFlags : kVersionWithoutFlags, 4, header + 8);
+  store_le(version, 4, header + 8);
   store_le(static_cast<uint64_t>(width), 4, header + 12);
   store_le(tokens.size(), 8, header + 16);
   store_le(static_cast<uint64_t>(vocab_size), 4, header + 24);
-  store_le(with_loss_mask ? kHasLossMaskFlag : 0, 4, header + 28);
+  store_le((with_loss_mask ? kHasLossMaskFlag : 0) | (with_samples ? kHasSamplesFlag : 0), 4,
+           header + 28);
 
   AtomicFile file(path);
   file.write(header, sizeof(header));
@@ -152,6 +186,14 @@ void write_token_file(const std::string& path, const std::vector<int32_t>& token
   }
   file.write(chunk.data(), chunk.size());
   if (with_loss_mask) file.write(loss_mask.data(), loss_mask.size());
+  if (with_samples) {
+    std::vector<unsigned char> starts(8 * (sample_starts.size() + 1));
+    store_le(sample_starts.size(), 8, starts.data());
+    for (size_t i = 0; i < sample_starts.size(); ++i) {
+      store_le(sample_starts[i], 8, starts.data() + 8 * (i + 1));
+    }
+    file.write(starts.data(), starts.size());
+  }
   file.commit();
 }
 
@@ -179,6 +221,7 @@ TokenFile::TokenFile(const std::string& path) : path_(path) {
     bytes_per_token_ = header.bytes_per_token;
     vocab_size_ = header.vocab_size;
     has_loss_mask_ = header.has_loss_mask;
+    if (header.has_samples) read_sample_starts(header.samples_offset);
     validate_contents();
   } catch (...) {
     ::close(fd_);
@@ -222,6 +265,28 @@ void TokenFile::validate_contents() {
   }
 }
 
+void TokenFile::read_sample_starts(uint64_t samples_offset) {
+  unsigned char count_bytes[8];
+  if (!read_at(samples_offset, sizeof(count_bytes), count_bytes)) fail_changed("its sample count");
+  const uint64_t count = load_le(count_bytes, 8);
+  const uint64_t room = (file_bytes_ - samples_offset - 8) / 8;
+  LLMFT_REQUIRE(count >= 1 && count == room && file_bytes_ == samples_offset + 8 + 8 * count,
+                "token file '" << path_ << "' claims " << count << " samples, but "
+                               << file_bytes_ - samples_offset - 8
+                               << " bytes follow the count (8 per sample); it is truncated or "
+                                  "corrupt, re-run `llmft prepare` to recreate it");
+  std::vector<unsigned char> raw(8 * count);
+  if (!read_at(samples_offset + 8, raw.size(), raw.data())) fail_changed("its sample starts");
+  sample_starts_.resize(count);
+  for (size_t i = 0; i < count; ++i) sample_starts_[i] = load_le(raw.data() + 8 * i, 8);
+  const size_t bad = first_bad_sample_start(sample_starts_, size_);
+  LLMFT_REQUIRE(bad == sample_starts_.size(),
+                "token file '" << path_ << "' has sample start " << bad << " = "
+                               << sample_starts_[bad] << ", but starts must be 0 first, rise and "
+                               << "stay below the " << size_ << " tokens; the file is corrupt, "
+                               << "re-run `llmft prepare` to recreate it");
+}
+
 TokenFile::~TokenFile() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -234,6 +299,7 @@ TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
   if (this == &other) return *this;
   if (fd_ >= 0) ::close(fd_);
   path_ = std::move(other.path_);
+  sample_starts_ = std::move(other.sample_starts_);
   fd_ = std::exchange(other.fd_, -1);
   file_bytes_ = std::exchange(other.file_bytes_, 0);
   has_loss_mask_ = std::exchange(other.has_loss_mask_, false);

@@ -4,19 +4,28 @@
 //
 //   offset  size  field
 //        0     8  magic "LLMFTTOK"
-//        8     4  uint32 version: 1 (no flags) or 2
+//        8     4  uint32 version: 1 (no flags), 2 (flags) or 3 (flags, with samples)
 //       12     4  uint32 bytes_per_token: 2 (uint16 tokens) or 4 (uint32 tokens)
 //       16     8  uint64 token_count
 //       24     4  uint32 vocab_size
-//       28     4  uint32 flags (version 2; reserved = 0 in version 1):
-//                 bit 0 = has loss mask, the other bits 0
+//       28     4  uint32 flags (versions 2 and 3; reserved = 0 in version 1):
+//                 bit 0 = has loss mask, bit 1 = has samples (version 3 only), others 0
 //       32     .  token_count tokens
 //        .     .  with a loss mask: token_count bytes, byte i = 1 when token i is a
 //                 training target (the loss counts predicting it), 0 when it is not
+//        .     8  with samples: uint64 sample_count S >= 1
+//        .   8 S  the index of each sample's first token: 0 first, strictly rising, each
+//                 below token_count; sample i runs to the next one's start (the last to
+//                 the end of the file)
+//
+// Samples are the rows of a JSONL dataset (a prompt/response pair, a conversation):
+// training packs whole samples into windows and no token attends across a sample's edge
+// (io/data_loader.h). A file without samples is one continuous stream (plain text).
 //
 // A file without a loss mask (version 1, or version 2 with flags 0) trains on every
-// token. write_token_file writes version 1 when every token is a target, so such files
-// are byte for byte what earlier releases wrote, and version 2 with the mask otherwise.
+// token. write_token_file writes version 1 when every token is a target and there are no
+// samples, so such files are byte for byte what earlier releases wrote, version 2 with a
+// mask and no samples, and version 3 with samples.
 //
 // write_token_file writes atomically: readers see the old file or the whole new one.
 // TokenFile reads through its own descriptor with positioned reads (pread), never a
@@ -39,10 +48,13 @@ constexpr size_t kTokenFileHeaderBytes = 32;
 // file is removed and llmft::Error thrown, so no partial file is left behind.
 // `loss_mask[i]` is 1 when token i is a training target and 0 when it is not; an empty
 // mask means every token is one. The mask is written only when some entry is 0.
-// REQUIRES: vocab_size > 0, every token is in [0, vocab_size), and loss_mask is empty
-// or has one entry, 0 or 1, per token.
+// `sample_starts` are the first token of each sample (empty: a continuous stream).
+// REQUIRES: vocab_size > 0, every token is in [0, vocab_size), loss_mask is empty
+// or has one entry, 0 or 1, per token, and sample_starts is empty or starts at 0 and
+// rises strictly below tokens.size().
 void write_token_file(const std::string& path, const std::vector<int32_t>& tokens, int vocab_size,
-                      const std::vector<uint8_t>& loss_mask = {});
+                      const std::vector<uint8_t>& loss_mask = {},
+                      const std::vector<uint64_t>& sample_starts = {});
 
 class TokenFile {
  public:
@@ -82,10 +94,14 @@ class TokenFile {
   void copy_loss_mask(size_t begin, size_t count, uint8_t* out) const;
   // How many tokens are training targets (size() without a loss mask).
   size_t target_count() const { return target_count_; }
+  // The first token of each sample, validated as the format says; empty for a stream.
+  const std::vector<uint64_t>& sample_starts() const { return sample_starts_; }
 
  private:
   // Checks every id against the vocabulary and every mask byte, counting the targets.
   void validate_contents();
+  // Reads and checks the sample starts after the mask; `samples_offset` is where they begin.
+  void read_sample_starts(uint64_t samples_offset);
   // copy() without the id check.
   void copy_unchecked(size_t begin, size_t count, int32_t* out) const;
   // Reads `bytes` bytes at `offset` of the file; false when the file ends first.
@@ -95,6 +111,7 @@ class TokenFile {
   uint64_t mask_offset() const { return kTokenFileHeaderBytes + size_ * bytes_per_token_; }
 
   std::string path_;
+  std::vector<uint64_t> sample_starts_;
   int fd_ = -1;  // -1 when moved from
   uint64_t file_bytes_ = 0;
   bool has_loss_mask_ = false;
