@@ -9,11 +9,12 @@ void BpeMerges::add(int32_t left, int32_t right, int32_t merged, int32_t rank) {
 }
 
 void BpeMerges::merge_word(const std::vector<int32_t>& initial, Workspace& workspace,
-                           std::vector<int32_t>& tokens) const {
+                           std::vector<int32_t>& tokens, std::vector<size_t>* first_symbols) const {
   using Candidate = Workspace::Candidate;
   const auto n = static_cast<int32_t>(initial.size());
   if (n <= 1) {
     tokens.insert(tokens.end(), initial.begin(), initial.end());
+    if (first_symbols != nullptr && n == 1) first_symbols->push_back(0);
     return;
   }
   std::vector<Workspace::Symbol>& symbols = workspace.symbols;
@@ -51,7 +52,10 @@ void BpeMerges::merge_word(const std::vector<int32_t>& initial, Workspace& works
     if (left.prev >= 0) candidate_at(left.prev, true);
     if (left.next >= 0) candidate_at(top.pos, true);
   }
-  for (int32_t pos = 0; pos >= 0; pos = symbols[pos].next) tokens.push_back(symbols[pos].token);
+  for (int32_t pos = 0; pos >= 0; pos = symbols[pos].next) {
+    tokens.push_back(symbols[pos].token);
+    if (first_symbols != nullptr) first_symbols->push_back(static_cast<size_t>(pos));
+  }
 }
 
 }  // namespace llmft::io

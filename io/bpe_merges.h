@@ -5,6 +5,7 @@
 // Immutable once built; merge_word may run on many threads, each with its own Workspace.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -35,9 +36,10 @@ class BpeMerges {
   void add(int32_t left, int32_t right, int32_t merged, int32_t rank);
 
   // Merges the word whose first symbols are `symbols` and appends the resulting tokens to
-  // `tokens`. O(n log n) for n symbols.
+  // `tokens`, and, when `first_symbols` is not null, the index in `symbols` of each one's
+  // first symbol to it. O(n log n) for n symbols.
   void merge_word(const std::vector<int32_t>& symbols, Workspace& workspace,
-                  std::vector<int32_t>& tokens) const;
+                  std::vector<int32_t>& tokens, std::vector<size_t>* first_symbols = nullptr) const;
 
  private:
   struct Merge {

@@ -66,9 +66,10 @@ const ByteLevelAlphabet& byte_level_alphabet() {
 // Buffers of one encode() call, reused from word to word.
 struct BpeTokenizer::Workspace {
   BpeMerges::Workspace merge;
-  std::vector<int32_t> symbols;  // the byte symbols of a word
-  std::string word_symbols;      // a word in byte symbols, for ignore_merges
-  std::string prefixed;          // a piece with add_prefix_space's " " in front
+  std::vector<int32_t> symbols;     // the byte symbols of a word
+  std::string word_symbols;         // a word in byte symbols, for ignore_merges
+  std::string prefixed;             // a piece with add_prefix_space's " " in front
+  std::vector<size_t> first_bytes;  // for offsets: each token's first byte in its word
 };
 
 BpeTokenizer::BpeTokenizer(const std::string& path) : BpeTokenizer(path, read_bpe_files(path)) {}
@@ -101,35 +102,60 @@ BpeTokenizer::BpeTokenizer(const std::string& path, const BpeFiles& files)
 }
 
 std::vector<int32_t> BpeTokenizer::encode(std::string_view text) const {
+  return encode_into(text, nullptr);
+}
+
+std::vector<int32_t> BpeTokenizer::encode_with_offsets(std::string_view text,
+                                                       std::vector<size_t>& starts) const {
+  starts.clear();
+  return encode_into(text, &starts);
+}
+
+std::vector<int32_t> BpeTokenizer::encode_into(std::string_view text,
+                                               std::vector<size_t>* starts) const {
   std::vector<int32_t> tokens;
   tokens.reserve(text.size() / 3);
   Workspace workspace;
+  size_t piece_end = 0;  // where the added token after the last piece begins
   vocabulary_.added_tokens.split(
       text,
-      [&](std::string_view piece, size_t) {
+      [&](std::string_view piece, size_t offset) {
+        piece_end = offset + piece.size();
         if (add_prefix_space_ && !piece.empty() && piece[0] != ' ') {
           workspace.prefixed = " ";
           workspace.prefixed += piece;
-          encode_pretokens(workspace.prefixed, workspace, tokens);
+          encode_pretokens(workspace.prefixed, workspace, tokens, starts, offset, 1);
         } else {
-          encode_pretokens(piece, workspace, tokens);
+          encode_pretokens(piece, workspace, tokens, starts, offset, 0);
         }
       },
-      [&](int32_t id) { tokens.push_back(id); });
+      [&](int32_t id) {
+        if (starts != nullptr) starts->push_back(piece_end);
+        tokens.push_back(id);
+      });
   return tokens;
 }
 
 void BpeTokenizer::encode_pretokens(std::string_view text, Workspace& workspace,
-                                    std::vector<int32_t>& tokens) const {
+                                    std::vector<int32_t>& tokens, std::vector<size_t>* starts,
+                                    size_t offset, size_t added_bytes) const {
   for (size_t begin = 0; begin < text.size();) {
     const size_t end = pretoken_end_(text, begin);
-    encode_word(text.substr(begin, end - begin), workspace, tokens);
+    const size_t first_token = tokens.size();
+    workspace.first_bytes.clear();
+    encode_word(text.substr(begin, end - begin), workspace, tokens,
+                starts != nullptr ? &workspace.first_bytes : nullptr);
+    for (size_t i = 0; starts != nullptr && first_token + i < tokens.size(); ++i) {
+      const size_t at = begin + workspace.first_bytes[i];
+      starts->push_back(offset + std::max(at, added_bytes) - added_bytes);
+    }
     begin = end;
   }
 }
 
 void BpeTokenizer::encode_word(std::string_view word, Workspace& workspace,
-                               std::vector<int32_t>& tokens) const {
+                               std::vector<int32_t>& tokens,
+                               std::vector<size_t>* first_bytes) const {
   if (ignore_merges_) {
     const ByteLevelAlphabet& alphabet = byte_level_alphabet();
     workspace.word_symbols.clear();
@@ -137,13 +163,15 @@ void BpeTokenizer::encode_word(std::string_view word, Workspace& workspace,
       workspace.word_symbols += alphabet.symbol_text(static_cast<unsigned char>(byte));
     if (const std::optional<int32_t> whole = vocabulary_.id_of(workspace.word_symbols)) {
       tokens.push_back(*whole);
+      if (first_bytes != nullptr) first_bytes->push_back(0);
       return;
     }
   }
   workspace.symbols.clear();
   for (char byte : word)
     workspace.symbols.push_back(byte_tokens_[static_cast<unsigned char>(byte)]);
-  vocabulary_.merges.merge_word(workspace.symbols, workspace.merge, tokens);
+  // Each symbol is one byte of the word, so a token's first symbol is its first byte.
+  vocabulary_.merges.merge_word(workspace.symbols, workspace.merge, tokens, first_bytes);
 }
 
 std::string BpeTokenizer::decode(const std::vector<int32_t>& tokens) const {

@@ -50,8 +50,13 @@ class BpeTokenizer final : public Tokenizer {
   int vocab_size() const override { return vocabulary_.vocab_size(); }
   int32_t eot_token() const override { return vocabulary_.special.end_of_document; }
   std::optional<int32_t> bos_token() const override { return vocabulary_.special.bos; }
+  bool is_added_token(int32_t token) const override {
+    return vocabulary_.has_token(token) && vocabulary_.added[token];
+  }
 
   std::vector<int32_t> encode(std::string_view text) const override;
+  std::vector<int32_t> encode_with_offsets(std::string_view text,
+                                           std::vector<size_t>& starts) const override;
   std::vector<int32_t> encode_with_special_tokens(std::string_view text) const override {
     return vocabulary_.with_special_tokens(encode(text));
   }
@@ -65,9 +70,15 @@ class BpeTokenizer final : public Tokenizer {
   struct Workspace;
   using PretokenEnd = size_t (*)(std::string_view text, size_t begin);
 
-  void encode_pretokens(std::string_view text, Workspace& workspace,
-                        std::vector<int32_t>& tokens) const;
-  void encode_word(std::string_view word, Workspace& workspace, std::vector<int32_t>& tokens) const;
+  // encode() and encode_with_offsets(); `starts` is null for encode().
+  std::vector<int32_t> encode_into(std::string_view text, std::vector<size_t>* starts) const;
+  // Encodes the pretokens of `text`, a piece of the text at `offset` with `added_bytes`
+  // (add_prefix_space's " ") in front that are not in the text; with `starts`, records
+  // the byte of the text where each token begins.
+  void encode_pretokens(std::string_view text, Workspace& workspace, std::vector<int32_t>& tokens,
+                        std::vector<size_t>* starts, size_t offset, size_t added_bytes) const;
+  void encode_word(std::string_view word, Workspace& workspace, std::vector<int32_t>& tokens,
+                   std::vector<size_t>* first_bytes) const;
 
   std::string path_;
   BpeVocabulary vocabulary_;

@@ -11,6 +11,13 @@ std::vector<int32_t> ByteTokenizer::encode(std::string_view text) const {
   return tokens;
 }
 
+std::vector<int32_t> ByteTokenizer::encode_with_offsets(std::string_view text,
+                                                        std::vector<size_t>& starts) const {
+  starts.resize(text.size());
+  for (size_t i = 0; i < text.size(); ++i) starts[i] = i;
+  return encode(text);
+}
+
 std::string ByteTokenizer::decode(const std::vector<int32_t>& tokens) const {
   std::string text;
   text.reserve(tokens.size());

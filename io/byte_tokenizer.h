@@ -16,6 +16,8 @@ class ByteTokenizer final : public Tokenizer {
   int32_t eot_token() const override { return kEndOfText; }
 
   std::vector<int32_t> encode(std::string_view text) const override;
+  std::vector<int32_t> encode_with_offsets(std::string_view text,
+                                           std::vector<size_t>& starts) const override;
   // Renders end-of-text as "\n", so generated samples that run past the end of a
   // document read as a new paragraph rather than gluing two documents together.
   // REQUIRES: every token is in [0, 256].

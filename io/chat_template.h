@@ -48,9 +48,11 @@ class ChatTemplate {
   // tokenize=False) renders it, all in one Python process. Throws llmft::Error in one
   // line when Python or Jinja2 is missing, or when the template cannot be parsed or
   // rendered (a syntax error, raise_exception, an undefined construct): Jinja's message,
-  // the template's line and origin(), and the conversation's index.
+  // the template's line and origin(), and the conversation: names[i] when given (say
+  // "data.jsonl:7"), else "conversation i+1".
   std::vector<std::string> render(const std::vector<Conversation>& conversations,
-                                  bool add_generation_prompt) const;
+                                  bool add_generation_prompt,
+                                  const std::vector<std::string>& names = {}) const;
 
  private:
   std::string text_;

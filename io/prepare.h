@@ -1,5 +1,5 @@
 // The work of `llmft prepare`: tokenize a text corpus into a token file, marking which
-// tokens are training targets.
+// tokens are training targets and, for JSONL input, where each sample begins.
 #pragma once
 
 #include <cstddef>
@@ -11,23 +11,43 @@ namespace llmft::io {
 
 struct PrepareStats {
   size_t documents = 0;
-  size_t bytes = 0;          // bytes of document text encoded, prompts included
-  size_t tokens = 0;         // tokens written, end-of-text tokens included
-  size_t target_tokens = 0;  // tokens that are training targets: all but prompt tokens
+  size_t conversations = 0;      // documents that are conversations
+  size_t bytes = 0;              // bytes of document text encoded, prompts and messages included
+  size_t tokens = 0;             // tokens written, end-of-text tokens included
+  size_t target_tokens = 0;      // tokens that are training targets: all but prompt tokens
+  size_t samples = 0;            // samples the file marks: one per JSONL line, none for plain text
+  size_t longest_sample = 0;     // tokens of the longest sample
+  size_t turns_without_end = 0;  // assistant turns no end-of-turn token closes
+  std::string chat_template;     // where the template came from, when one was used
 };
 
-// Reads the documents of `input` (see read_documents), encodes each with `tok` as the
-// model's tokenizer does (tok.bos_token() first when it adds one, then the prompt and the
-// text, each encoded on its own), appends tok.eot_token() after every document (so it
-// also separates them), and writes the result atomically to the token file `output`.
-// Prompt tokens, and the BOS before a prompt, are not training targets; the text's tokens,
-// the BOS of a document without a prompt and the end-of-text token that closes each
-// document are. When every token is a target (no document has a prompt) the file carries
-// no loss mask.
+// Where the chat template for conversations is looked up (ChatTemplate::find).
+struct ChatTemplateSearch {
+  std::string tokenizer_dir;  // the directory of the tokenizer's files; "" for none
+  std::string explicit_file;  // --chat-template; "" for none
+};
+
+// Reads the documents of `input` (see read_documents) and writes them atomically to the
+// token file `output`, encoded with `tok`:
+//  - text and prompt/response documents as the model's tokenizer does (tok.bos_token()
+//    first when it adds one, then the prompt and the text, each encoded on its own),
+//    with tok.eot_token() after each. Prompt tokens, and the BOS before a prompt, are not
+//    training targets; the text's tokens, the BOS of a document without a prompt and the
+//    end-of-text token are.
+//  - conversations rendered by the chat template found by `templates` (all in one call
+//    to ChatTemplate::render) and encoded as the rendered text alone, no BOS or EOT
+//    added (the template writes those), targets as io/conversation_targets.h says.
+// Each JSONL document is one sample (the file records where each begins); a plain text
+// file is one continuous stream with no samples marked. When every token is a target the
+// file carries no loss mask.
+// Throws llmft::Error when the input has conversations and no template is found (naming
+// where it looked and --chat-template), besides the errors of read_documents,
+// ChatTemplate and encode_conversation.
 // With show_progress (pass isatty(fileno(stderr))), keeps one updating line on stderr,
 // "prepare: reading 45% (123456/274000 bytes)" then "prepare: encoding ...", and ends
 // it with a newline.
 PrepareStats prepare_token_file(const std::string& input, const std::string& output,
-                                const Tokenizer& tok, bool show_progress);
+                                const Tokenizer& tok, bool show_progress,
+                                const ChatTemplateSearch& templates = {});
 
 }  // namespace llmft::io

@@ -61,6 +61,12 @@ struct SentencePieceBpeTokenizer::Workspace {
   BpeMerges::Workspace merge;
   std::string word;              // the piece with its space marks
   std::vector<int32_t> symbols;  // the word's first symbols
+  // For offsets: the byte of the piece each byte of the word stands for (a space mark
+  // put in front: the piece's first), where each symbol begins in the piece, and each
+  // token's first symbol.
+  std::vector<size_t> piece_byte_of;
+  std::vector<size_t> symbol_starts;
+  std::vector<size_t> first_symbols;
 };
 
 SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const std::string& path, const BpeFiles& files)
@@ -84,29 +90,49 @@ SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const std::string& path, co
 }
 
 std::vector<int32_t> SentencePieceBpeTokenizer::encode(std::string_view text) const {
+  return encode_into(text, nullptr);
+}
+
+std::vector<int32_t> SentencePieceBpeTokenizer::encode_with_offsets(
+    std::string_view text, std::vector<size_t>& starts) const {
+  starts.clear();
+  return encode_into(text, &starts);
+}
+
+std::vector<int32_t> SentencePieceBpeTokenizer::encode_into(std::string_view text,
+                                                            std::vector<size_t>* starts) const {
   std::vector<int32_t> tokens;
   tokens.reserve(text.size() / 3);
   Workspace workspace;
+  size_t piece_end = 0;  // where the added token after the last piece begins
   vocabulary_.added_tokens.split(
       text,
       [&](std::string_view piece, size_t offset) {
-        if (!piece.empty()) encode_piece(piece, offset == 0, workspace, tokens);
+        piece_end = offset + piece.size();
+        if (!piece.empty()) encode_piece(piece, offset, workspace, tokens, starts);
       },
-      [&](int32_t id) { tokens.push_back(id); });
+      [&](int32_t id) {
+        if (starts != nullptr) starts->push_back(piece_end);
+        tokens.push_back(id);
+      });
   return tokens;
 }
 
-void SentencePieceBpeTokenizer::encode_piece(std::string_view piece, bool starts_text,
-                                             Workspace& workspace,
-                                             std::vector<int32_t>& tokens) const {
+void SentencePieceBpeTokenizer::encode_piece(std::string_view piece, size_t offset,
+                                             Workspace& workspace, std::vector<int32_t>& tokens,
+                                             std::vector<size_t>* starts) const {
+  const bool starts_text = offset == 0;
   std::string& word = workspace.word;
+  std::vector<size_t>& piece_byte_of = workspace.piece_byte_of;
   word.clear();
-  for (char c : piece) {
-    if (c == ' ') {
+  piece_byte_of.clear();
+  for (size_t i = 0; i < piece.size(); ++i) {
+    if (piece[i] == ' ') {
       word.append(kSpaceMark);
     } else {
-      word += c;
+      word += piece[i];
     }
+    piece_byte_of.resize(word.size(), i);
   }
   const bool marked = word.compare(0, kSpaceMark.size(), kSpaceMark) == 0;
   bool prepend = false;
@@ -123,43 +149,62 @@ void SentencePieceBpeTokenizer::encode_piece(std::string_view piece, bool starts
     case BpeFiles::SpacePrefix::never:
       break;
   }
-  if (prepend) word.insert(0, kSpaceMark);
+  if (prepend) {
+    word.insert(0, kSpaceMark);
+    piece_byte_of.insert(piece_byte_of.begin(), kSpaceMark.size(), 0);
+  }
 
   if (ignore_merges_) {
     if (const std::optional<int32_t> whole = vocabulary_.id_of(word)) {
       tokens.push_back(*whole);
+      if (starts != nullptr) starts->push_back(offset);
       return;
     }
   }
   std::vector<int32_t>& symbols = workspace.symbols;
+  std::vector<size_t>& symbol_starts = workspace.symbol_starts;
   symbols.clear();
+  symbol_starts.clear();
+  const auto add_symbol = [&](int32_t symbol, size_t word_pos) {
+    symbols.push_back(symbol);
+    symbol_starts.push_back(piece_byte_of[word_pos]);
+  };
   // An unknown character's unk token waits here, to be fused with the next one's; as in
   // `tokenizers`, it is written when a known character or the end of the word comes.
   std::optional<int32_t> pending_unk;
+  size_t pending_unk_pos = 0;  // where the pending unk's first character is in the word
   for (size_t pos = 0; pos < word.size();) {
     const size_t length = utf8_char_at(word, pos).length;
     const std::string_view character(word.data() + pos, length);
+    const size_t char_pos = pos;
     pos += length;
     if (const std::optional<int32_t> id = vocabulary_.id_of(std::string(character))) {
-      if (pending_unk.has_value()) symbols.push_back(*pending_unk);
+      if (pending_unk.has_value()) add_symbol(*pending_unk, pending_unk_pos);
       pending_unk.reset();
-      symbols.push_back(*id);
+      add_symbol(*id, char_pos);
       continue;
     }
     bool all_bytes = !character.empty();
     for (char byte : character)
       all_bytes = all_bytes && byte_tokens_[static_cast<unsigned char>(byte)];
     if (all_bytes) {
-      for (char byte : character)
-        symbols.push_back(*byte_tokens_[static_cast<unsigned char>(byte)]);
+      for (size_t i = 0; i < character.size(); ++i)
+        add_symbol(*byte_tokens_[static_cast<unsigned char>(character[i])], char_pos + i);
       continue;
     }
     if (!unk_token_.has_value()) continue;
-    if (pending_unk.has_value() && !fuse_unk_) symbols.push_back(*pending_unk);
+    if (pending_unk.has_value() && !fuse_unk_) add_symbol(*pending_unk, pending_unk_pos);
+    if (!pending_unk.has_value() || !fuse_unk_) pending_unk_pos = char_pos;
     pending_unk = unk_token_;
   }
-  if (pending_unk.has_value()) symbols.push_back(*pending_unk);
-  vocabulary_.merges.merge_word(symbols, workspace.merge, tokens);
+  if (pending_unk.has_value()) add_symbol(*pending_unk, pending_unk_pos);
+  const size_t first_token = tokens.size();
+  workspace.first_symbols.clear();
+  vocabulary_.merges.merge_word(symbols, workspace.merge, tokens,
+                                starts != nullptr ? &workspace.first_symbols : nullptr);
+  for (size_t i = 0; starts != nullptr && first_token + i < tokens.size(); ++i) {
+    starts->push_back(offset + symbol_starts[workspace.first_symbols[i]]);
+  }
 }
 
 std::string SentencePieceBpeTokenizer::decode(const std::vector<int32_t>& tokens) const {

@@ -45,8 +45,13 @@ class SentencePieceBpeTokenizer final : public Tokenizer {
   int vocab_size() const override { return vocabulary_.vocab_size(); }
   int32_t eot_token() const override { return vocabulary_.special.end_of_document; }
   std::optional<int32_t> bos_token() const override { return vocabulary_.special.bos; }
+  bool is_added_token(int32_t token) const override {
+    return vocabulary_.has_token(token) && vocabulary_.added[token];
+  }
 
   std::vector<int32_t> encode(std::string_view text) const override;
+  std::vector<int32_t> encode_with_offsets(std::string_view text,
+                                           std::vector<size_t>& starts) const override;
   std::vector<int32_t> encode_with_special_tokens(std::string_view text) const override {
     return vocabulary_.with_special_tokens(encode(text));
   }
@@ -58,8 +63,12 @@ class SentencePieceBpeTokenizer final : public Tokenizer {
  private:
   struct Workspace;
 
-  void encode_piece(std::string_view piece, bool starts_text, Workspace& workspace,
-                    std::vector<int32_t>& tokens) const;
+  // encode() and encode_with_offsets(); `starts` is null for encode().
+  std::vector<int32_t> encode_into(std::string_view text, std::vector<size_t>* starts) const;
+  // Encodes `piece`, found at byte `offset` of the text; with `starts`, records the byte of
+  // the text where each token begins.
+  void encode_piece(std::string_view piece, size_t offset, Workspace& workspace,
+                    std::vector<int32_t>& tokens, std::vector<size_t>* starts) const;
   std::string decode_fused(const std::vector<std::string_view>& strings) const;
   std::string decode_metaspace(const std::vector<std::string_view>& strings) const;
 

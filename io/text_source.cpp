@@ -24,7 +24,14 @@ constexpr size_t kReadChunkBytes = size_t{1} << 20;
 constexpr const char* kJsonlLineForms =
     "; every non-blank line of a .jsonl file must be a JSON object with either a string "
     "\"text\" field, like {\"text\": \"...\"}, or string \"prompt\" and \"response\" fields, "
-    "like {\"prompt\": \"...\", \"response\": \"...\"}";
+    "like {\"prompt\": \"...\", \"response\": \"...\"}, or a conversation, like "
+    "{\"messages\": [{\"role\": \"user\", \"content\": \"...\"}, {\"role\": \"assistant\", "
+    "\"content\": \"...\"}]}";
+// The keys a conversation may be under, and the message spellings.
+constexpr const char* kConversationKeys[] = {"messages", "conversations"};
+constexpr const char* kMessageForms =
+    "; a message is {\"role\": \"system\"|\"user\"|\"assistant\", \"content\": \"...\"} or, as "
+    "ShareGPT writes it, {\"from\": \"system\"|\"human\"|\"gpt\", \"value\": \"...\"}";
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
@@ -87,6 +94,59 @@ const std::string* string_member(const Json& object, const char* key, const std:
   return &member->as_string();
 }
 
+// Message `index` of a conversation, in either spelling, with ShareGPT's roles mapped to
+// the template's ("human" -> "user", "gpt" -> "assistant").
+ChatMessage parse_message(const Json& message, size_t index, const std::string& where) {
+  const std::string at = where + ": message " + std::to_string(index + 1);
+  LLMFT_REQUIRE(message.is_object(), at << " is a JSON " << Json::kind_name(message.kind())
+                                        << ", not an object" << kMessageForms);
+  const bool sharegpt = message.find("from") != nullptr;
+  LLMFT_REQUIRE(!sharegpt || message.find("role") == nullptr,
+                at << " has both \"role\" and \"from\"" << kMessageForms);
+  const char* role_key = sharegpt ? "from" : "role";
+  const char* content_key = sharegpt ? "value" : "content";
+  const Json* role = message.find(role_key);
+  const Json* content = message.find(content_key);
+  LLMFT_REQUIRE(role != nullptr && role->is_string(),
+                at << " has no string \"role\" (or \"from\")" << kMessageForms);
+  LLMFT_REQUIRE(content != nullptr && content->is_string(),
+                at << " has no string \"" << content_key << "\"" << kMessageForms);
+  const std::string& given = role->as_string();
+  std::string name;
+  if (sharegpt) {
+    name = given == "human"    ? "user"
+           : given == "gpt"    ? "assistant"
+           : given == "system" ? given
+                               : "";
+  } else if (given == "system" || given == "user" || given == "assistant") {
+    name = given;
+  }
+  LLMFT_REQUIRE(!name.empty(),
+                at << " has the " << role_key << " " << Json::quote(given) << kMessageForms);
+  return {std::move(name), content->as_string()};
+}
+
+// The conversation under `key` of the JSONL line `object`.
+Conversation parse_conversation(const Json& messages, const char* key, const std::string& where) {
+  LLMFT_REQUIRE(
+      messages.is_array() && !messages.as_array().empty(),
+      where << ": \"" << key << "\" must be a non-empty array of messages" << kMessageForms);
+  Conversation conversation;
+  bool has_assistant = false;
+  for (const Json& message : messages.as_array()) {
+    conversation.push_back(parse_message(message, conversation.size(), where));
+    if (conversation.back().role != "assistant") continue;
+    has_assistant = true;
+    LLMFT_REQUIRE(conversation.back().content.find_first_not_of(" \t\n\r\f\v") != std::string::npos,
+                  where << ": message " << conversation.size() << " is an assistant message with "
+                        << "no text, which teaches nothing; write the reply or drop the message");
+  }
+  LLMFT_REQUIRE(has_assistant, where << ": the conversation has no assistant message, so "
+                                     << "nothing in it would be trained on; add the reply or "
+                                     << "drop the line");
+  return conversation;
+}
+
 Document parse_jsonl_document(const std::string& path, size_t line_number,
                               const std::string& line) {
   const std::string where = path + ":" + std::to_string(line_number);
@@ -101,20 +161,28 @@ Document parse_jsonl_document(const std::string& path, size_t line_number,
   const std::string* text = string_member(value, "text", where);
   const std::string* prompt = string_member(value, "prompt", where);
   const std::string* response = string_member(value, "response", where);
-  if (text != nullptr) {
-    LLMFT_REQUIRE(prompt == nullptr && response == nullptr,
-                  where << ": the line has both \"text\" and \""
-                        << (prompt != nullptr ? "prompt" : "response")
-                        << "\", but it must be one form or the other" << kJsonlLineForms);
-    return {"", *text};
+  std::vector<const char*> forms;  // the keys of the forms the line has
+  for (const char* key : kConversationKeys) {
+    if (value.find(key) != nullptr) forms.push_back(key);
   }
-  LLMFT_REQUIRE(
-      prompt != nullptr || response != nullptr,
-      where << ": no \"text\" field and no \"prompt\" and \"response\" fields" << kJsonlLineForms);
+  if (text != nullptr) forms.push_back("text");
+  if (prompt != nullptr || response != nullptr) forms.push_back(prompt ? "prompt" : "response");
+  LLMFT_REQUIRE(forms.size() <= 1, where << ": the line has both \"" << forms[0] << "\" and \""
+                                         << forms[1] << "\", but it must be one form"
+                                         << kJsonlLineForms);
+  for (const char* key : kConversationKeys) {
+    if (const Json* messages = value.find(key)) {
+      return {"", "", parse_conversation(*messages, key, where), line_number};
+    }
+  }
+  if (text != nullptr) return {"", *text, {}, line_number};
+  LLMFT_REQUIRE(prompt != nullptr || response != nullptr,
+                where << ": no \"text\" field, no \"prompt\" and \"response\" fields and no "
+                      << "\"messages\"" << kJsonlLineForms);
   LLMFT_REQUIRE(prompt != nullptr, where << ": \"response\" without \"prompt\"" << kJsonlLineForms);
   LLMFT_REQUIRE(response != nullptr,
                 where << ": \"prompt\" without \"response\"" << kJsonlLineForms);
-  return {*prompt, *response};
+  return {*prompt, *response, {}, line_number};
 }
 
 std::vector<Document> read_jsonl(const std::string& path, std::ifstream& in, size_t bytes_total,
@@ -157,10 +225,11 @@ void require_some_text(const std::string& path, bool jsonl,
   size_t text_bytes = 0;
   for (const Document& document : documents) {
     text_bytes += document.prompt.size() + document.text.size();
+    for (const ChatMessage& message : document.conversation) text_bytes += message.content.size();
   }
-  LLMFT_REQUIRE(text_bytes > 0, "input '" << path << "' holds no text (every \"text\", \"prompt\" "
-                                          << "and \"response\" is empty): the dataset is empty; "
-                                          << "pass a file with some text in it");
+  LLMFT_REQUIRE(text_bytes > 0, "input '" << path << "' holds no text (every \"text\", \"prompt\", "
+                                          << "\"response\" and message is empty): the dataset is "
+                                          << "empty; pass a file with some text in it");
 }
 
 }  // namespace
@@ -175,7 +244,7 @@ std::vector<Document> read_documents(const std::string& path, const ReadProgress
   } else {
     std::string text = read_plain_text(path, in, bytes_total, progress);
     require_utf8(text, path, 1, 0);
-    if (!text.empty()) documents.push_back({"", std::move(text)});
+    if (!text.empty()) documents.push_back({"", std::move(text), {}, 0});
   }
   require_some_text(path, jsonl, documents);
   return documents;

@@ -1,5 +1,6 @@
 #include "io/tokenizer.h"
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -85,6 +86,16 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec) {
   if (is_plain_path(spec)) return make_tokenizer("bpe:" + spec);
   LLMFT_FAIL("unknown tokenizer '" << spec << "': known tokenizers are "
                                    << describe_known_tokenizers());
+}
+
+std::string tokenizer_directory(const std::string& spec) {
+  const std::string prefix = "bpe:";
+  const bool bpe = spec.rfind(prefix, 0) == 0;
+  if (!bpe && !is_plain_path(spec)) return "";
+  const std::filesystem::path path = bpe ? spec.substr(prefix.size()) : spec;
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) return path.string();
+  return path.has_parent_path() ? path.parent_path().string() : ".";
 }
 
 }  // namespace llmft::io

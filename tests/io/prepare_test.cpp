@@ -88,6 +88,10 @@ class ByteTokenizerWithBos : public Tokenizer {
   int32_t eot_token() const override { return bytes_.eot_token(); }
   std::optional<int32_t> bos_token() const override { return 257; }
   std::vector<int32_t> encode(std::string_view text) const override { return bytes_.encode(text); }
+  std::vector<int32_t> encode_with_offsets(std::string_view text,
+                                           std::vector<size_t>& starts) const override {
+    return bytes_.encode_with_offsets(text, starts);
+  }
   std::string decode(const std::vector<int32_t>& tokens) const override {
     return bytes_.decode(tokens);
   }

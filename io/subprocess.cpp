@@ -1,0 +1,148 @@
+#include "io/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "core/error.h"
+
+extern char** environ;
+
+namespace llmft::io {
+namespace {
+
+// Both ends of a pipe, closed when it goes out of scope.
+struct Pipe {
+  int read_end = -1;
+  int write_end = -1;
+
+  Pipe() {
+    int ends[2];
+    LLMFT_REQUIRE(pipe2(ends, O_CLOEXEC) == 0, "cannot create a pipe: " << std::strerror(errno));
+    read_end = ends[0];
+    write_end = ends[1];
+  }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+
+  void close_read() { close_fd(read_end); }
+  void close_write() { close_fd(write_end); }
+
+ private:
+  static void close_fd(int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+// Blocks SIGPIPE in this thread while alive, so that writing to a child that has exited
+// fails with EPIPE instead of ending the process; discards a SIGPIPE raised meanwhile.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&pipe_only_);
+    sigaddset(&pipe_only_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only_, &previous_);
+  }
+  ~SigpipeBlock() {
+    const timespec no_wait{0, 0};
+    while (sigtimedwait(&pipe_only_, nullptr, &no_wait) > 0) {
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_only_;
+  sigset_t previous_;
+};
+
+pid_t spawn(const std::vector<std::string>& argv, Pipe& in, Pipe& out, Pipe& err) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in.read_end, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out.write_end, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err.write_end, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t no_signals;
+  sigemptyset(&no_signals);
+  posix_spawnattr_setsigmask(&attributes, &no_signals);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  LLMFT_REQUIRE(error == 0, "cannot run '" << argv[0] << "': " << std::strerror(error));
+  return pid;
+}
+
+// Writes `input` to in.write_end and reads out.read_end and err.read_end until both end.
+void exchange(const std::string& input, Pipe& in, Pipe& out, Pipe& err, SubprocessResult& result) {
+  size_t written = 0;
+  if (input.empty()) in.close_write();
+  char buffer[65536];
+  while (in.write_end >= 0 || out.read_end >= 0 || err.read_end >= 0) {
+    pollfd fds[3] = {
+        {in.write_end, POLLOUT, 0}, {out.read_end, POLLIN, 0}, {err.read_end, POLLIN, 0}};
+    if (poll(fds, 3, -1) < 0) {
+      LLMFT_REQUIRE(errno == EINTR, "poll on a child's pipes failed: " << std::strerror(errno));
+      continue;
+    }
+    if (fds[0].revents != 0) {
+      const ssize_t n = ::write(in.write_end, input.data() + written, input.size() - written);
+      if (n > 0) written += static_cast<size_t>(n);
+      // EPIPE: the child closed its stdin; its exit status says why.
+      if ((n < 0 && errno != EINTR && errno != EAGAIN) || written == input.size()) {
+        in.close_write();
+      }
+    }
+    for (int i = 1; i < 3; ++i) {
+      if (fds[i].revents == 0) continue;
+      Pipe& pipe = i == 1 ? out : err;
+      const ssize_t n = ::read(pipe.read_end, buffer, sizeof buffer);
+      if (n > 0) {
+        (i == 1 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        pipe.close_read();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+SubprocessResult run_subprocess(const std::vector<std::string>& argv, const std::string& input) {
+  SigpipeBlock sigpipe_blocked;
+  Pipe in, out, err;
+  const pid_t pid = spawn(argv, in, out, err);
+  in.close_read();
+  out.close_write();
+  err.close_write();
+  SubprocessResult result;
+  exchange(input, in, out, err, result);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    LLMFT_REQUIRE(errno == EINTR,
+                  "waiting for '" << argv[0] << "' failed: " << std::strerror(errno));
+  }
+  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+}  // namespace llmft::io
