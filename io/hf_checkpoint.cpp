@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "core/error.h"
+#include "core/host_convert.h"
 #include "io/atomic_file.h"
 #include "io/hf_config.h"
 #include "io/json.h"
@@ -47,6 +48,15 @@ void remove_matching(const std::string& dir, const std::regex& pattern,
   }
 }
 
+// The file `name` of `dir`, if an earlier save left it and this one did not write it.
+void remove_stale(const std::string& dir, const std::string& name) {
+  const fs::path path = fs::path(dir) / name;
+  std::error_code ec;
+  fs::remove(path, ec);
+  LLMFT_REQUIRE(!ec, "cannot remove " << path.string() << ", left by an earlier save: "
+                                      << ec.message() << "; remove it by hand");
+}
+
 // Weight files an earlier save may have left in `dir` that this one did not write.
 void remove_stale_weights(const std::string& dir, const std::vector<std::string>& written) {
   static const std::regex weights(
@@ -61,21 +71,42 @@ void transpose(const float* src, float* dst, int64_t rows, int64_t cols) {
   }
 }
 
+// safetensors' name of a stored dtype.
+const char* safetensors_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return "F32";
+    case DType::bf16:
+      return "BF16";
+    case DType::f16:
+      return "F16";
+    default:
+      LLMFT_FAIL("a model is written in f32, bf16 or fp16, not " << dtype_name(dtype));
+  }
+}
+
+// transformers' name of it, for config.json's "dtype".
+const char* torch_dtype(DType dtype) {
+  return dtype == DType::bf16 ? "bfloat16" : dtype == DType::f16 ? "float16" : "float32";
+}
+
 }  // namespace
 
-SafeTensor hf_tensor(const ParamInfo& p, const float* unit_values) {
+SafeTensor hf_tensor(const ParamInfo& p, const float* unit_values, DType dtype) {
   SafeTensor t;
   t.name = p.name;
-  t.dtype = "F32";
+  t.dtype = safetensors_dtype(dtype);
   const Shape shape = p.hf_transposed ? Shape{p.shape[1], p.shape[0]} : p.shape;
   t.shape.assign(shape.begin(), shape.end());
-  t.bytes.resize(static_cast<size_t>(p.numel()) * sizeof(float));
   const float* src = unit_values + p.offset;
+  std::vector<float> transposed;
   if (p.hf_transposed) {
-    transpose(src, reinterpret_cast<float*>(t.bytes.data()), p.shape[0], p.shape[1]);
-  } else {
-    std::memcpy(t.bytes.data(), src, t.bytes.size());
+    transposed.resize(static_cast<size_t>(p.numel()));
+    transpose(src, transposed.data(), p.shape[0], p.shape[1]);
+    src = transposed.data();
   }
+  const std::vector<uint8_t> bytes = to_dtype_bytes(src, p.numel(), dtype);
+  t.bytes.assign(bytes.begin(), bytes.end());
   return t;
 }
 
@@ -89,8 +120,13 @@ void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>
 }
 
 HfModelWriter::HfModelWriter(std::string dir, ModelConfig config, std::vector<UnitLayout> units,
-                             uint64_t max_shard_bytes)
-    : dir_(std::move(dir)), config_(std::move(config)), units_(std::move(units)) {
+                             uint64_t max_shard_bytes, DType dtype, ModelDirectoryFiles files)
+    : dir_(std::move(dir)),
+      config_(std::move(config)),
+      units_(std::move(units)),
+      dtype_(dtype),
+      files_(std::move(files)) {
+  safetensors_dtype(dtype_);  // refuses a dtype weights are not written in
   LLMFT_REQUIRE(max_shard_bytes > 0, "--save-max-shard-size must be positive");
   ensure_directory(dir_, "model directory");
   static const std::regex partial(R"(\.model.*\.safetensors\.partial)");
@@ -99,7 +135,7 @@ HfModelWriter::HfModelWriter(std::string dir, ModelConfig config, std::vector<Un
   uint64_t shard_bytes = 0;
   for (const UnitLayout& unit : units_) {
     for (const ParamInfo& p : unit.params) {
-      const uint64_t bytes = static_cast<uint64_t>(p.numel()) * sizeof(float);
+      const uint64_t bytes = static_cast<uint64_t>(p.numel()) * dtype_size(dtype_);
       if (shards == 0 || (shard_bytes > 0 && shard_bytes + bytes > max_shard_bytes)) {
         ++shards;
         shard_bytes = 0;
@@ -126,7 +162,7 @@ void HfModelWriter::add_unit(const std::vector<float>& values) {
                           std::to_string(*bad) +
                           " (the run diverged); the directory was left as it was");
     }
-    pending_.push_back(hf_tensor(p, values.data()));
+    pending_.push_back(hf_tensor(p, values.data(), dtype_));
     const int shard = shard_of_tensor_[next_tensor_++];
     const bool shard_full =
         next_tensor_ == shard_of_tensor_.size() || shard_of_tensor_[next_tensor_] != shard;
@@ -142,6 +178,15 @@ void HfModelWriter::add_unit(const std::vector<float>& values) {
 
 void HfModelWriter::finish() {
   LLMFT_REQUIRE(next_unit_ == units_.size(), "internal: the model directory misses units");
+  // The other files are staged before anything is published, so that a failure leaves none.
+  std::vector<std::unique_ptr<AtomicFile>> others;
+  std::vector<std::string> other_names;
+  for (const auto& [name, contents] : files_.files) {
+    others.push_back(std::make_unique<AtomicFile>((fs::path(dir_) / name).string()));
+    others.back()->write(contents.data(), contents.size());
+    others.back()->finish();
+    other_names.push_back(name);
+  }
   for (const std::unique_ptr<AtomicFile>& shard : staged_) shard->publish();
   std::vector<std::string> written = shard_names_;
   if (shard_names_.size() > 1) {
@@ -162,13 +207,25 @@ void HfModelWriter::finish() {
     written.push_back(kIndexName);
   }
   remove_stale_weights(dir_, written);
-  write_file_atomically((fs::path(dir_) / "config.json").string(),
-                        hf_config_json(config_).dump() + "\n");
+  for (const std::unique_ptr<AtomicFile>& file : others) file->publish();
+  for (const std::string& name : model_directory_file_names()) {
+    if (std::find(other_names.begin(), other_names.end(), name) == other_names.end()) {
+      remove_stale(dir_, name);
+    }
+  }
+  Json config = hf_config_json(config_);
+  config.set("dtype", Json::string(torch_dtype(dtype_)));
+  write_file_atomically((fs::path(dir_) / "config.json").string(), config.dump() + "\n");
 }
 
 std::string HfModelWriter::describe() const {
-  if (shard_names_.size() == 1) return std::string("config.json, ") + kSingleName;
-  return "config.json, " + std::to_string(shard_names_.size()) + " shards + " + kIndexName;
+  std::string text = "config.json, ";
+  text += shard_names_.size() == 1
+              ? std::string(kSingleName)
+              : std::to_string(shard_names_.size()) + " shards + " + kIndexName;
+  text += std::string(" (") + dtype_name(dtype_) + ")";
+  for (const auto& [name, contents] : files_.files) text += ", " + name;
+  return text;
 }
 
 void write_hf_model_dir(const std::string& dir, const ModelConfig& config,

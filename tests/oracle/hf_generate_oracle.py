@@ -55,12 +55,14 @@ def greedy(model):
     ids = torch.tensor([list(PROMPT)])
     with torch.no_grad():
         out = model.generate(ids, max_new_tokens=NEW_TOKENS, do_sample=False,
-                             pad_token_id=VOCAB - 1, eos_token_id=None)
+                             pad_token_id=VOCAB - 1, eos_token_id=VOCAB - 1)
         logits = model(out).logits[0, len(PROMPT) - 1:-1]
     top2 = torch.topk(logits, 2, dim=-1).values
     margin = (top2[:, 0] - top2[:, 1]).min().item()
     tokens = out[0, len(PROMPT):].tolist()
-    text = PROMPT + b"".join(b"\n" if t == 256 else bytes([t]) for t in tokens) + b"\n"
+    if tokens and tokens[-1] == VOCAB - 1:
+        tokens.pop()  # llmft stops at it without printing it
+    text = PROMPT + bytes(tokens) + b"\n"
     return text, margin
 
 
