@@ -117,15 +117,18 @@ class Backend {
                                Tensor dout, Tensor inp, Tensor weight) = 0;
 
   // --- embeddings ---
-  // out(B, T, C) = wte[tokens[b, t] - vocab_start] + wpe[position_offset + t] (wpe
+  // Every token has a position, positions(B, T) i32: t plus the tokens before the
+  // micro-batch for a continuous stream, the index within its sample for samples packed
+  // into a window (io/data_loader.h). Attention does not cross a sample's start.
+  // out(B, T, C) = wte[tokens[b, t] - vocab_start] + wpe[positions[b, t]] (wpe
   // optional: undefined). wte(rows, C) is a vocabulary-parallel slice (the whole table
   // when vocab_start is 0 and rows the vocabulary): tokens outside it contribute zero.
-  virtual void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                                 int64_t position_offset, int64_t vocab_start) = 0;
+  virtual void embedding_forward(Tensor out, Tensor tokens, Tensor positions, Tensor wte,
+                                 Tensor wpe, int64_t vocab_start) = 0;
   // dwte[tokens[b, t] - vocab_start] += dout[b, t] (tokens in the slice);
-  // dwpe[t] += dout[b, t] (if defined)
+  // dwpe[positions[b, t]] += dout[b, t] (if defined)
   virtual void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
-                                  int64_t vocab_start) = 0;
+                                  Tensor positions, int64_t vocab_start) = 0;
 
   // --- normalisation ---
   // out(N, C) = (inp - mean) * rstd * weight + bias;  mean(N), rstd(N) kept for backward
@@ -142,28 +145,29 @@ class Backend {
 
   // --- rotary position embedding (Hugging Face's rotate-half layout) ---
   // Rotates, in place, the q and k heads of qkv(B, T, (H + 2*KVH) * D) (packed as for
-  // attention): pair i of a head at position p = position_offset + t turns by
+  // attention): pair i of a head at position p = positions[b, t] turns by
   // p * freqs.inv_freq[i] (freqs.pairs == D / 2).
-  virtual void rope_forward(Tensor qkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
-                            int64_t position_offset) = 0;
+  virtual void rope_forward(Tensor qkv, Tensor positions, int n_head, int n_kv_head,
+                            const RopeFrequencies& freqs) = 0;
   // The inverse rotation, applied in place to d(loss)/d(rotated qkv).
-  virtual void rope_backward(Tensor dqkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
-                             int64_t position_offset) = 0;
+  virtual void rope_backward(Tensor dqkv, Tensor positions, int n_head, int n_kv_head,
+                             const RopeFrequencies& freqs) = 0;
 
   // --- attention ---
   // Causal self-attention over a packed projection qkv(B, R, (H + 2*KVH) * D) holding
   // q heads, then k heads, then v heads; query head h reads kv head h / (H / KVH).
-  // The queries are rows first_query .. first_query + T - 1 and attend to every row up to
-  // their own: training passes R = T and first_query 0; decoding passes a KV cache whose
-  // first rows hold earlier tokens. out(B, T, H * D); lse(B, H, T) = per-row
+  // The queries are rows first_query .. first_query + T - 1; query t attends to the rows
+  // from its sample's start, first_query + t - positions[b, t], up to its own: training
+  // passes R = T and first_query 0; decoding passes a KV cache whose first rows hold
+  // earlier tokens (and positions that start no sample). out(B, T, H * D); lse(B, H, T) = per-row
   // log-sum-exp of the scaled scores, the only thing kept besides qkv and out: backward
   // recomputes the probabilities.
-  virtual void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
-                                 int64_t first_query) = 0;
+  virtual void attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head,
+                                 int n_kv_head, int64_t first_query) = 0;
   // Training layout only (R = T, first_query 0).
   // dqkv(B, T, (H + 2*KVH) * D) = gradient (overwritten).
   virtual void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                                  int n_head, int n_kv_head) = 0;
+                                  Tensor positions, int n_head, int n_kv_head) = 0;
 
   // --- elementwise ---
   // GELU, tanh approximation (GPT-2's "gelu_new").

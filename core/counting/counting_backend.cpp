@@ -81,15 +81,15 @@ void CountingBackend::linear_backward(Tensor dinp, bool, Tensor dweight, Tensor 
   if (dbias.defined()) kernel(KernelKind::reduction, dbias, dout);
 }
 
-void CountingBackend::attention_forward(Tensor out, Tensor, Tensor qkv, int n_head, int n_kv_head,
-                                        int64_t) {
+void CountingBackend::attention_forward(Tensor out, Tensor, Tensor qkv, Tensor, int n_head,
+                                        int n_kv_head, int64_t) {
   const int64_t batch = qkv.shape[0], head_dim = qkv.shape[2] / (n_head + 2 * n_kv_head);
   const int64_t queries = out.numel() / (batch * n_head * head_dim);
   tally_.add_attention({batch, queries, n_head, n_kv_head, head_dim, false});
 }
 
-void CountingBackend::attention_backward(Tensor, Tensor, Tensor qkv, Tensor, Tensor, int n_head,
-                                         int n_kv_head) {
+void CountingBackend::attention_backward(Tensor, Tensor, Tensor qkv, Tensor, Tensor, Tensor,
+                                         int n_head, int n_kv_head) {
   const int64_t head_dim = qkv.shape[2] / (n_head + 2 * n_kv_head);
   tally_.add_attention({qkv.shape[0], qkv.shape[1], n_head, n_kv_head, head_dim, true});
 }

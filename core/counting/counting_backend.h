@@ -67,13 +67,13 @@ class CountingBackend : public Backend {
   void linear_backward(Tensor dinp, bool, Tensor dweight, Tensor dbias, Tensor dout, Tensor,
                        Tensor weight) override;
   // Only the table rows of the tokens are touched: as many bytes as out (dout).
-  void embedding_forward(Tensor out, Tensor tokens, Tensor /*wte*/, Tensor wpe, int64_t,
+  void embedding_forward(Tensor out, Tensor tokens, Tensor positions, Tensor /*wte*/, Tensor wpe,
                          int64_t) override {
-    kernel(KernelKind::embedding, out, tokens, wpe);
+    kernel(KernelKind::embedding, out, tokens, positions, wpe);
   }
   void embedding_backward(Tensor /*dwte*/, Tensor dwpe, Tensor dout, Tensor tokens,
-                          int64_t) override {
-    kernel(KernelKind::embedding, dout, tokens, dwpe);
+                          Tensor positions, int64_t) override {
+    kernel(KernelKind::embedding, dout, tokens, positions, dwpe);
   }
   void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
                          Tensor bias, float) override {
@@ -90,15 +90,15 @@ class CountingBackend : public Backend {
                         Tensor rstd) override {
     kernel(KernelKind::norm, dinp, dweight, dout, inp, weight, rstd);
   }
-  void rope_forward(Tensor qkv, int, int, const RopeFrequencies&, int64_t) override {
-    kernel(KernelKind::rope, qkv);
+  void rope_forward(Tensor qkv, Tensor positions, int, int, const RopeFrequencies&) override {
+    kernel(KernelKind::rope, qkv, positions);
   }
-  void rope_backward(Tensor dqkv, int, int, const RopeFrequencies&, int64_t) override {
-    kernel(KernelKind::rope, dqkv);
+  void rope_backward(Tensor dqkv, Tensor positions, int, int, const RopeFrequencies&) override {
+    kernel(KernelKind::rope, dqkv, positions);
   }
-  void attention_forward(Tensor out, Tensor, Tensor qkv, int n_head, int n_kv_head,
+  void attention_forward(Tensor out, Tensor, Tensor qkv, Tensor, int n_head, int n_kv_head,
                          int64_t) override;
-  void attention_backward(Tensor, Tensor, Tensor qkv, Tensor, Tensor, int n_head,
+  void attention_backward(Tensor, Tensor, Tensor qkv, Tensor, Tensor, Tensor, int n_head,
                           int n_kv_head) override;
   void gelu_forward(Tensor out, Tensor inp) override { kernel(KernelKind::activation, out, inp); }
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override {

@@ -4,8 +4,10 @@
 // is the leading dimension), with the query rows of all heads that share a key/value head
 // stacked into one tall tile so that GQA reads each key/value tile once. Forward keeps an
 // online softmax per query row and only the row's log-sum-exp; backward recomputes the
-// probabilities from q, k and the log-sum-exp, so no (B, H, T, T) tensor exists. Key tiles
-// wholly above the diagonal are skipped.
+// probabilities from q, k and the log-sum-exp, so no (B, H, T, T) tensor exists. A query
+// sees the keys from the start of its sample (its row minus its position: positions restart
+// at every sample packed into a window) up to its own row; key tiles wholly outside what a
+// query tile sees are skipped.
 //
 // Every output element is written by one task in a fixed order, so results depend neither
 // on the thread count nor on the schedule: forward tasks are (batch, key/value head, query
@@ -50,17 +52,33 @@ struct QkvLayout {
 
 // The query rows one task stacks: `count` queries from `first` (row indices of qkv) for
 // each of the `group` heads of one key/value head, head-major: stacked row r is query
-// first + r % count of head h0 + r / count.
+// first + r % count of head h0 + r / count. `positions` are the positions of the batch
+// row's T queries, the first of which is row `first_query`.
 struct QueryTile {
   int64_t first, count, h0, group;
+  const int32_t* positions;
+  int64_t first_query;
   int64_t rows() const { return count * group; }
   int64_t query(int64_t r) const { return first + r % count; }
   int64_t head(int64_t r) const { return h0 + r / count; }
-  // How many of the n keys from first_key stacked row r sees (the causal mask).
-  int64_t visible_keys(int64_t r, int64_t first_key, int64_t n) const {
+  // The first key row query row q sees: the start of its sample.
+  int64_t sample_start(int64_t q) const { return q - positions[q - first_query]; }
+  // The first key any query of the tile sees (sample starts never fall as queries rise).
+  int64_t first_visible_key() const { return sample_start(first); }
+  // Which of the n keys from first_key stacked row r sees: [begin, end) (the causal mask
+  // within the query's sample).
+  int64_t visible_begin(int64_t r, int64_t first_key, int64_t n) const {
+    return std::clamp<int64_t>(sample_start(query(r)) - first_key, 0, n);
+  }
+  int64_t visible_end(int64_t r, int64_t first_key, int64_t n) const {
     return std::clamp<int64_t>(query(r) - first_key + 1, 0, n);
   }
 };
+
+// The first key tile that a query tile whose first visible key is `key` needs.
+int64_t first_key_tile_start(int64_t key, int64_t tile) {
+  return key / tile * tile;
+}
 
 // Head h of token t of batch b in an attention output (or its gradient) of (B, T, H D).
 template <typename F>
@@ -99,11 +117,12 @@ void scaled_scores(float* scores, const float* q, const float* k, int64_t rows, 
 void probabilities(float* probs, const float* scores, const float* row_lse, const QueryTile& tile,
                    int64_t first_key, int64_t n) {
   for (int64_t r = 0; r < tile.rows(); ++r) {
-    const int64_t visible = tile.visible_keys(r, first_key, n);
+    const int64_t begin = tile.visible_begin(r, first_key, n);
+    const int64_t end = tile.visible_end(r, first_key, n);
     const float* s = scores + r * n;
     float* p = probs + r * n;
-    for (int64_t c = 0; c < visible; ++c) p[c] = fast_exp(s[c] - row_lse[r]);
-    for (int64_t c = visible; c < n; ++c) p[c] = 0.0f;
+    for (int64_t c = 0; c < n; ++c)
+      p[c] = c >= begin && c < end ? fast_exp(s[c] - row_lse[r]) : 0.0f;
   }
 }
 
@@ -132,7 +151,7 @@ void backward_rows(float* row_lse, float* delta, const QueryTile& tile, const fl
   }
 }
 
-// The forward of one task: the stacked query rows of `tile` against keys 0 .. their last.
+// The forward of one task: the stacked query rows of `tile` against the keys they see.
 void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
                   const QueryTile& tile, int64_t b, int64_t g, int64_t T, int64_t first_query,
                   float scale) {
@@ -147,21 +166,21 @@ void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
   std::fill(acc, acc + rows * D, 0.0f);
   std::fill(row_max, row_max + rows, kMasked);
   std::fill(row_sum, row_sum + rows, 0.0f);
-  for (int64_t k0 = 0; k0 <= last_query; k0 += kKeyTile) {
+  for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kKeyTile); k0 <= last_query;
+       k0 += kKeyTile) {
     const int64_t n = std::min(kKeyTile, last_query + 1 - k0);
     scaled_scores(scores, q, L.k(qkv, b, k0, g), rows, n, D, L.width, scale);
     for (int64_t r = 0; r < rows; ++r) {
       float* s = scores + r * n;
-      const int64_t visible = tile.visible_keys(r, k0, n);
+      const int64_t begin = tile.visible_begin(r, k0, n), end = tile.visible_end(r, k0, n);
       float m = row_max[r];
-      for (int64_t c = 0; c < visible; ++c) m = std::max(m, s[c]);
+      for (int64_t c = begin; c < end; ++c) m = std::max(m, s[c]);
       const float correction = row_max[r] == kMasked ? 0.0f : fast_exp(row_max[r] - m);
       float sum = 0.0f;
-      for (int64_t c = 0; c < visible; ++c) {
-        s[c] = fast_exp(s[c] - m);
+      for (int64_t c = 0; c < n; ++c) {
+        s[c] = c >= begin && c < end ? fast_exp(s[c] - m) : 0.0f;
         sum += s[c];
       }
-      for (int64_t c = visible; c < n; ++c) s[c] = 0.0f;
       row_sum[r] = row_sum[r] * correction + sum;
       row_max[r] = m;
       float* a = acc + r * D;
@@ -185,15 +204,18 @@ int64_t query_tiles(int64_t T) {
   return (T + kQueryTile - 1) / kQueryTile;
 }
 
-QueryTile query_tile(int64_t tile, int64_t T, int64_t first_query, int64_t g, int64_t group) {
+QueryTile query_tile(int64_t tile, int64_t T, int64_t first_query, int64_t g, int64_t group,
+                     const int32_t* positions) {
   const int64_t t0 = tile * kQueryTile;
-  return QueryTile{first_query + t0, std::min(kQueryTile, T - t0), g * group, group};
+  return QueryTile{first_query + t0, std::min(kQueryTile, T - t0), g * group, group, positions,
+                   first_query};
 }
 
 }  // namespace
 
-void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
-                       int64_t KVH, int64_t D, int64_t R, int64_t first_query) {
+void attention_forward(float* out, float* lse, const float* qkv, const int32_t* positions,
+                       int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t R,
+                       int64_t first_query) {
   const QkvLayout L{R, H, KVH, D, (H + 2 * KVH) * D};
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   const int64_t group = H / KVH, tiles = query_tiles(T);
@@ -202,8 +224,8 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < KVH; ++g) {
       for (int64_t i = 0; i < tiles; ++i) {
-        forward_tile(out, lse, qkv, L, query_tile(i, T, first_query, g, group), b, g, T,
-                     first_query, scale);
+        forward_tile(out, lse, qkv, L, query_tile(i, T, first_query, g, group, positions + b * T),
+                     b, g, T, first_query, scale);
       }
     }
   }
@@ -216,12 +238,13 @@ namespace {
 struct BackwardTask {
   float* dqkv;
   const float *dout, *qkv, *out, *lse;
+  const int32_t* positions;
   const QkvLayout& L;
   int64_t b, g, T;
   float scale;
 
   int64_t group() const { return L.H / L.KVH; }
-  QueryTile tile(int64_t i) const { return query_tile(i, T, 0, g, group()); }
+  QueryTile tile(int64_t i) const { return query_tile(i, T, 0, g, group(), positions + b * T); }
   const float* dout_row(int64_t t, int64_t h) const { return head_row(dout, b, t, h, T, L.H, L.D); }
   float* dq_row(int64_t t, int64_t h) const { return dqkv + (b * T + t) * L.width + h * L.D; }
 };
@@ -296,6 +319,7 @@ void key_tile(const BackwardTask& task, int64_t j, bool with_dq) {
   float* dv = dk.data() + n * D;
   for (int64_t i = k0 / kQueryTile; i < query_tiles(task.T); ++i) {
     const QueryTile tile = task.tile(i);
+    if (tile.first_visible_key() >= k0 + n) break;  // later tiles start later samples
     stack_backward_rows(task, tile);
     pair_gradients(task, tile, k0, n, dk.data(), dv, with_dq);
   }
@@ -312,7 +336,8 @@ void query_tile_dq(const BackwardTask& task, int64_t i) {
   clear_dq(task, tile);
   stack_backward_rows(task, tile);
   const int64_t last_query = tile.first + tile.count - 1;
-  for (int64_t k0 = 0; k0 <= last_query; k0 += kKeyTile) {
+  for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kKeyTile); k0 <= last_query;
+       k0 += kKeyTile) {
     pair_gradients(task, tile, k0, std::min(kKeyTile, last_query + 1 - k0), nullptr, nullptr, true);
   }
 }
@@ -320,11 +345,12 @@ void query_tile_dq(const BackwardTask& task, int64_t i) {
 }  // namespace
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
-                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D) {
+                        const float* lse, const int32_t* positions, int64_t B, int64_t T, int64_t H,
+                        int64_t KVH, int64_t D) {
   const QkvLayout L{T, H, KVH, D, (H + 2 * KVH) * D};
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   auto task = [&](int64_t b, int64_t g) {
-    return BackwardTask{dqkv, dout, qkv, out, lse, L, b, g, T, scale};
+    return BackwardTask{dqkv, dout, qkv, out, lse, positions, L, b, g, T, scale};
   };
   // With a (batch, key/value head) task per thread or more, each task runs all its pairs
   // once (5 tile products each). With fewer, a key-tile pass (dk, dv) and a query-tile pass

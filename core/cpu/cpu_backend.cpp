@@ -124,16 +124,16 @@ void CpuBackend::linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweig
                        f32(weight), rows(inp), inp.dim(-1), weight.dim(0));
 }
 
-void CpuBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                                   int64_t position_offset, int64_t vocab_start) {
-  cpu::embedding_forward(f32(out), i32(tokens), f32(wte), f32(wpe), tokens.numel(), tokens.dim(-1),
-                         wte.dim(1), position_offset, vocab_start, wte.dim(0));
+void CpuBackend::embedding_forward(Tensor out, Tensor tokens, Tensor positions, Tensor wte,
+                                   Tensor wpe, int64_t vocab_start) {
+  cpu::embedding_forward(f32(out), i32(tokens), i32(positions), f32(wte), f32(wpe), tokens.numel(),
+                         wte.dim(1), vocab_start, wte.dim(0));
 }
 
 void CpuBackend::embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
-                                    int64_t vocab_start) {
-  cpu::embedding_backward(f32(dwte), f32(dwpe), f32(dout), i32(tokens), tokens.numel(),
-                          tokens.dim(-1), dwte.dim(1), vocab_start, dwte.dim(0));
+                                    Tensor positions, int64_t vocab_start) {
+  cpu::embedding_backward(f32(dwte), f32(dwpe), f32(dout), i32(tokens), i32(positions),
+                          tokens.numel(), dwte.dim(1), vocab_start, dwte.dim(0));
 }
 
 void CpuBackend::layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
@@ -158,33 +158,33 @@ void CpuBackend::rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tens
                         rows(inp), inp.dim(-1));
 }
 
-void CpuBackend::rope_forward(Tensor qkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
-                              int64_t position_offset) {
+void CpuBackend::rope_forward(Tensor qkv, Tensor positions, int n_head, int n_kv_head,
+                              const RopeFrequencies& freqs) {
   const int64_t D = rope_head_size(qkv.dim(-1), n_head, n_kv_head, freqs);
-  cpu::rope_forward(f32(qkv), qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, freqs.inv_freq,
-                    position_offset);
+  cpu::rope_forward(f32(qkv), i32(positions), positions.numel(), n_head, n_kv_head, D,
+                    freqs.inv_freq);
 }
 
-void CpuBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
-                               int64_t position_offset) {
+void CpuBackend::rope_backward(Tensor dqkv, Tensor positions, int n_head, int n_kv_head,
+                               const RopeFrequencies& freqs) {
   const int64_t D = rope_head_size(dqkv.dim(-1), n_head, n_kv_head, freqs);
-  cpu::rope_backward(f32(dqkv), dqkv.dim(0), dqkv.dim(1), n_head, n_kv_head, D, freqs.inv_freq,
-                     position_offset);
+  cpu::rope_backward(f32(dqkv), i32(positions), positions.numel(), n_head, n_kv_head, D,
+                     freqs.inv_freq);
 }
 
-void CpuBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
-                                   int64_t first_query) {
+void CpuBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head,
+                                   int n_kv_head, int64_t first_query) {
   const int64_t B = qkv.dim(0), D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
   const int64_t T = out.numel() / (B * n_head * D);
-  cpu::attention_forward(f32(out), f32(lse), f32(qkv), B, T, n_head, n_kv_head, D, qkv.dim(1),
-                         first_query);
+  cpu::attention_forward(f32(out), f32(lse), f32(qkv), i32(positions), B, T, n_head, n_kv_head, D,
+                         qkv.dim(1), first_query);
 }
 
 void CpuBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                                    int n_head, int n_kv_head) {
+                                    Tensor positions, int n_head, int n_kv_head) {
   const int64_t D = out.dim(-1) / n_head;
-  cpu::attention_backward(f32(dqkv), f32(dout), f32(qkv), f32(out), f32(lse), qkv.dim(0),
-                          qkv.dim(1), n_head, n_kv_head, D);
+  cpu::attention_backward(f32(dqkv), f32(dout), f32(qkv), f32(out), f32(lse), i32(positions),
+                          qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D);
 }
 
 void CpuBackend::gelu_forward(Tensor out, Tensor inp) {

@@ -17,14 +17,15 @@ void linear_backward(float* dinp, bool accumulate_dinp, float* dweight, float* d
                      const float* dout, const float* inp, const float* weight, int64_t N, int64_t C,
                      int64_t OC);
 
-// out(N, C) = wte[tokens[n] - vocab_start] + wpe[n % T + position_offset] (wpe may be
-// null); N = B * T. Tokens outside wte's rows vocab_start .. vocab_start + rows - 1 (held
-// by another tensor-parallel rank) contribute zero.
-void embedding_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
-                       int64_t N, int64_t T, int64_t C, int64_t position_offset,
+// out(N, C) = wte[tokens[n] - vocab_start] + wpe[positions[n]] (wpe may be null).
+// Tokens outside wte's rows vocab_start .. vocab_start + rows - 1 (held by another
+// tensor-parallel rank) contribute zero.
+void embedding_forward(float* out, const int32_t* tokens, const int32_t* positions,
+                       const float* wte, const float* wpe, int64_t N, int64_t C,
                        int64_t vocab_start, int64_t rows);
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
-                        int64_t N, int64_t T, int64_t C, int64_t vocab_start, int64_t rows);
+                        const int32_t* positions, int64_t N, int64_t C, int64_t vocab_start,
+                        int64_t rows);
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
                        const float* bias, int64_t N, int64_t C, float eps);
@@ -33,13 +34,16 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
                         int64_t N, int64_t C);
 
 // Causal attention, scale 1/sqrt(D), over qkv(B, R, (H + 2 KVH) D): the T queries are rows
-// first_query .. first_query + T - 1 and each attends to rows 0 .. its own (R >= first_query +
-// T; training has R = T and first_query 0, decoding with a KV cache has the cache's rows).
-// out(B, T, H D), lse(B, H, T).
-void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
-                       int64_t KVH, int64_t D, int64_t R, int64_t first_query);
+// first_query .. first_query + T - 1 and query t attends to rows from the start of its
+// sample, first_query + t - positions[b, t], to its own (R >= first_query + T; training has
+// R = T and first_query 0, decoding with a KV cache has the cache's rows).
+// out(B, T, H D), lse(B, H, T), positions(B, T).
+void attention_forward(float* out, float* lse, const float* qkv, const int32_t* positions,
+                       int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t R,
+                       int64_t first_query);
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
-                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D);
+                        const float* lse, const int32_t* positions, int64_t B, int64_t T, int64_t H,
+                        int64_t KVH, int64_t D);
 
 // RMSNorm: out(N, C) = inp * rstd * weight; rstd(N) kept for backward.
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t N,
@@ -47,13 +51,13 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
 // dinp(N, C) += ...; dweight(C) += ...
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                       const float* weight, const float* rstd, int64_t N, int64_t C);
-// Rotary embedding in place on the q and k heads of qkv(B, T, (H + 2 KVH) D): pair i at
-// position p = t + position_offset turns by p * inv_freq[i] (D / 2 frequencies);
-// backward applies the inverse rotation to their gradients.
-void rope_forward(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-                  const float* inv_freq, int64_t position_offset);
-void rope_backward(float* dqkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-                   const float* inv_freq, int64_t position_offset);
+// Rotary embedding in place on the q and k heads of qkv(N, (H + 2 KVH) D): pair i of row n
+// turns by positions[n] * inv_freq[i] (D / 2 frequencies); backward applies the inverse
+// rotation to their gradients.
+void rope_forward(float* qkv, const int32_t* positions, int64_t N, int64_t H, int64_t KVH,
+                  int64_t D, const float* inv_freq);
+void rope_backward(float* dqkv, const int32_t* positions, int64_t N, int64_t H, int64_t KVH,
+                   int64_t D, const float* inv_freq);
 // out(N, I) = silu(gate) * up, gate_up(N, 2I) = [gate | up] per row.
 void swiglu_forward(float* out, const float* gate_up, int64_t N, int64_t I);
 void swiglu_backward(float* dgate_up, const float* gate_up, const float* dout, int64_t N,

@@ -51,22 +51,20 @@ namespace {
 
 // Rotates the first n_rot_heads heads (q then k) of every row of qkv by +angle (or
 // -angle when inverse, which is the transpose used by backward).
-void rope_rotate(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-                 const float* inv_freq, int64_t position_offset, bool inverse) {
+void rope_rotate(float* qkv, const int32_t* positions, int64_t N, int64_t H, int64_t KVH, int64_t D,
+                 const float* inv_freq, bool inverse) {
   const int64_t row = (H + 2 * KVH) * D, half = D / 2, rotated_heads = H + KVH;
-#pragma omp parallel for collapse(2)
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t t = 0; t < T; ++t) {
-      const float pos = static_cast<float>(t + position_offset);
-      float* base = qkv + (b * T + t) * row;
-      for (int64_t i = 0; i < half; ++i) {
-        const float angle = pos * inv_freq[i];
-        const float cos_a = std::cos(angle);
-        const float sin_a = inverse ? -std::sin(angle) : std::sin(angle);
-        for (int64_t h = 0; h < rotated_heads; ++h) {
-          float* v = base + h * D;
-          element::rotate(v[i], v[i + half], cos_a, sin_a);
-        }
+#pragma omp parallel for
+  for (int64_t n = 0; n < N; ++n) {
+    const float pos = static_cast<float>(positions[n]);
+    float* base = qkv + n * row;
+    for (int64_t i = 0; i < half; ++i) {
+      const float angle = pos * inv_freq[i];
+      const float cos_a = std::cos(angle);
+      const float sin_a = inverse ? -std::sin(angle) : std::sin(angle);
+      for (int64_t h = 0; h < rotated_heads; ++h) {
+        float* v = base + h * D;
+        element::rotate(v[i], v[i + half], cos_a, sin_a);
       }
     }
   }
@@ -74,14 +72,14 @@ void rope_rotate(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64
 
 }  // namespace
 
-void rope_forward(float* qkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-                  const float* inv_freq, int64_t position_offset) {
-  rope_rotate(qkv, B, T, H, KVH, D, inv_freq, position_offset, false);
+void rope_forward(float* qkv, const int32_t* positions, int64_t N, int64_t H, int64_t KVH,
+                  int64_t D, const float* inv_freq) {
+  rope_rotate(qkv, positions, N, H, KVH, D, inv_freq, false);
 }
 
-void rope_backward(float* dqkv, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-                   const float* inv_freq, int64_t position_offset) {
-  rope_rotate(dqkv, B, T, H, KVH, D, inv_freq, position_offset, true);
+void rope_backward(float* dqkv, const int32_t* positions, int64_t N, int64_t H, int64_t KVH,
+                   int64_t D, const float* inv_freq) {
+  rope_rotate(dqkv, positions, N, H, KVH, D, inv_freq, true);
 }
 
 void swiglu_forward(float* out, const float* gate_up, int64_t N, int64_t I) {

@@ -3,7 +3,8 @@
 // log-sum-exp kept (f32, shape (B, H, T)); backward recomputes the probabilities from it.
 // Grouped-query attention: query head h reads kv head h / (H / KVH). Four threads share a
 // query (or key) row, each holding every fourth of its head's columns in registers, so the
-// head size is at most kMaxHeadDim. Tiles above the diagonal are skipped.
+// head size is at most kMaxHeadDim. A query sees the keys from its sample's start to its own
+// row (SampleStarts); tiles outside what a query tile sees are skipped.
 //
 // Backward runs two kernels and no atomics: one per key tile accumulates dK and dV over
 // every query (and every query head of the kv head's group), one per query tile
@@ -68,7 +69,8 @@ size_t forward_shared_bytes(int64_t D) {
 
 template <typename T>
 __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, AttentionLayout L,
-                               int64_t first_query, float scale) {
+                               SampleStarts starts, float scale) {
+  const int64_t first_query = starts.first_query;
   extern __shared__ float shared[];
   const int64_t D = L.D;
   float* Qs = shared;                // (kTile, D), pre-scaled
@@ -80,6 +82,7 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
   const int r = threadIdx.x / kParts, part = threadIdx.x % kParts;
   const int queries = tile_rows<kTile>(T_len - i0);
   const int64_t query = first_query + i0 + r;  // this row's position among the keys
+  const int64_t first_key = r < queries ? starts.first_key(b, i0 + r) : query;
   load_tile(Qs, static_cast<int>(D), qkv, queries, D,
             [&](int row) { return L.q(b, first_query + i0 + row, h); });
   __syncthreads();
@@ -88,7 +91,7 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
   float acc[kColumns] = {};
   float m = -INFINITY, l = 0.0f;
   const int64_t last_key = first_query + i0 + queries - 1;
-  for (int64_t j0 = 0; j0 <= last_key; j0 += kTile) {
+  for (int64_t j0 = starts.first_key(b, i0) / kTile * kTile; j0 <= last_key; j0 += kTile) {
     const int keys = tile_rows<kTile>(last_key + 1 - j0);
     __syncthreads();
     load_keys_values(Ks, Vs, qkv, keys, L, b, j0, g);
@@ -99,7 +102,8 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
       const int jj = part * kScoresPerThread + n;
       float dot = 0.0f;
       for (int64_t c = 0; c < D; ++c) dot += Qs[r * D + c] * Ks[jj * (D + 1) + c];
-      s[n] = (jj < keys && j0 + jj <= query && r < queries) ? dot : -INFINITY;
+      const int64_t key = j0 + jj;
+      s[n] = (jj < keys && key >= first_key && key <= query && r < queries) ? dot : -INFINITY;
       tile_max = fmaxf(tile_max, s[n]);
     }
     const float m_new = fmaxf(m, row_max(tile_max));
@@ -138,12 +142,14 @@ struct BackwardTiles {
   float *Qs, *dOs, *Ks, *Vs, *Ps, *dSs, *lse, *delta;
 };
 
-__device__ void probabilities(const BackwardTiles& s, int64_t D, int64_t i0, int queries,
-                              int64_t j0, int keys, float scale) {
+__device__ void probabilities(const BackwardTiles& s, int64_t D, const SampleStarts& starts,
+                              int64_t b, int64_t i0, int queries, int64_t j0, int keys,
+                              float scale) {
   for (int e = threadIdx.x; e < kTile * kTile; e += blockDim.x) {
     const int qr = e / kTile, kr = e % kTile;
     float p = 0.0f, ds = 0.0f;
-    if (qr < queries && kr < keys && j0 + kr <= i0 + qr) {
+    if (qr < queries && kr < keys && j0 + kr <= i0 + qr &&
+        j0 + kr >= starts.first_key(b, i0 + qr)) {
       float qk = 0.0f, dov = 0.0f;
       for (int64_t c = 0; c < D; ++c) {
         qk += s.Qs[qr * D + c] * s.Ks[kr * (D + 1) + c];
@@ -204,7 +210,7 @@ __device__ BackwardTiles backward_tiles(float* shared, int64_t D) {
 template <typename T>
 __global__ void key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, const T* dout,
                                        const float* lse, int64_t T_len, AttentionLayout L,
-                                       float scale) {
+                                       SampleStarts starts, float scale) {
   extern __shared__ float shared[];
   const int64_t D = L.D;
   const BackwardTiles s = backward_tiles(shared, D);
@@ -216,11 +222,12 @@ __global__ void key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, cons
   const int64_t group = L.H / L.KVH;
   for (int64_t h = g * group; h < (g + 1) * group; ++h) {
     for (int64_t i0 = j0 / kTile * kTile; i0 < T_len; i0 += kTile) {
+      if (starts.first_key(b, i0) >= j0 + keys) break;  // later tiles start later samples
       const int queries = tile_rows<kTile>(T_len - i0);
       __syncthreads();
       load_queries(s, qkv, out, dout, lse, L, T_len, b, h, i0, queries);
       __syncthreads();
-      probabilities(s, D, i0, queries, j0, keys, scale);
+      probabilities(s, D, starts, b, i0, queries, j0, keys, scale);
       __syncthreads();
       for (int k = 0; k < kColumns; ++k) {
         const int64_t c = part + kParts * k;
@@ -248,7 +255,7 @@ __global__ void key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, cons
 template <typename T>
 __global__ void query_grads_kernel(T* dqkv, const T* qkv, const T* out, const T* dout,
                                    const float* lse, int64_t T_len, AttentionLayout L,
-                                   float scale) {
+                                   SampleStarts starts, float scale) {
   extern __shared__ float shared[];
   const int64_t D = L.D;
   const BackwardTiles s = backward_tiles(shared, D);
@@ -258,12 +265,12 @@ __global__ void query_grads_kernel(T* dqkv, const T* qkv, const T* out, const T*
   const int r = threadIdx.x / kParts, part = threadIdx.x % kParts;
   load_queries(s, qkv, out, dout, lse, L, T_len, b, h, i0, queries);
   float dq[kColumns] = {};
-  for (int64_t j0 = 0; j0 < i0 + queries; j0 += kTile) {
+  for (int64_t j0 = starts.first_key(b, i0) / kTile * kTile; j0 < i0 + queries; j0 += kTile) {
     const int keys = tile_rows<kTile>(T_len - j0);
     __syncthreads();
     load_keys_values(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
     __syncthreads();
-    probabilities(s, D, i0, queries, j0, keys, scale);
+    probabilities(s, D, starts, b, i0, queries, j0, keys, scale);
     __syncthreads();
     for (int k = 0; k < kColumns; ++k) {
       const int64_t c = part + kParts * k;
@@ -289,12 +296,13 @@ void require_head_dim(int64_t D) {
 
 }  // namespace
 
-void attention_forward(void* out, float* lse, const void* qkv, DType type, int64_t B, int64_t T,
-                       int64_t H, int64_t KVH, int64_t D, int64_t R, int64_t first_query,
-                       cudaStream_t stream) {
+void attention_forward(void* out, float* lse, const void* qkv, const int32_t* positions, DType type,
+                       int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t R,
+                       int64_t first_query, cudaStream_t stream) {
   require_head_dim(D);
   if (B * T == 0) return;
-  if (tensor_core_attention_forward(out, lse, qkv, type, B, T, H, KVH, D, R, first_query, stream))
+  const SampleStarts starts{positions, T, first_query};
+  if (tensor_core_attention_forward(out, lse, qkv, type, B, T, H, KVH, D, R, starts, stream))
     return;
   const dim3 grid(static_cast<unsigned>((T + kTile - 1) / kTile), static_cast<unsigned>(H),
                   static_cast<unsigned>(B));
@@ -304,17 +312,19 @@ void attention_forward(void* out, float* lse, const void* qkv, DType type, int64
     allow_shared(forward_kernel<S>, bytes);
     forward_kernel<S><<<grid, kThreads, bytes, stream>>>(
         static_cast<S*>(out), lse, static_cast<const S*>(qkv), T, AttentionLayout{R, H, KVH, D},
-        first_query, 1.0f / std::sqrt(static_cast<float>(D)));
+        starts, 1.0f / std::sqrt(static_cast<float>(D)));
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }
 
 void attention_backward(void* dqkv, const void* dout, const void* qkv, const void* out,
-                        const float* lse, DType type, int64_t B, int64_t T, int64_t H, int64_t KVH,
-                        int64_t D, cudaStream_t stream) {
+                        const float* lse, const int32_t* positions, DType type, int64_t B,
+                        int64_t T, int64_t H, int64_t KVH, int64_t D, cudaStream_t stream) {
   require_head_dim(D);
   if (B * T == 0) return;
-  if (tensor_core_attention_backward(dqkv, dout, qkv, out, lse, type, B, T, H, KVH, D, stream))
+  const SampleStarts starts{positions, T, 0};
+  if (tensor_core_attention_backward(dqkv, dout, qkv, out, lse, type, B, T, H, KVH, D, starts,
+                                     stream))
     return;
   const unsigned tiles = static_cast<unsigned>((T + kTile - 1) / kTile);
   const size_t bytes = backward_shared_bytes(D);
@@ -326,13 +336,13 @@ void attention_backward(void* dqkv, const void* dout, const void* qkv, const voi
     key_value_grads_kernel<S>
         <<<dim3(tiles, static_cast<unsigned>(KVH), static_cast<unsigned>(B)), kThreads, bytes,
            stream>>>(static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
-                     static_cast<const S*>(dout), lse, T, L, scale);
+                     static_cast<const S*>(dout), lse, T, L, starts, scale);
     LLMFT_CUDA_LAUNCH_CHECK();
     allow_shared(query_grads_kernel<S>, bytes);
     query_grads_kernel<S>
         <<<dim3(tiles, static_cast<unsigned>(H), static_cast<unsigned>(B)), kThreads, bytes,
            stream>>>(static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
-                     static_cast<const S*>(dout), lse, T, L, scale);
+                     static_cast<const S*>(dout), lse, T, L, starts, scale);
     LLMFT_CUDA_LAUNCH_CHECK();
   });
 }

@@ -26,6 +26,17 @@ struct AttentionLayout {
   }
 };
 
+// Where each query's sample starts: query t of batch row b (t counted among the T queries,
+// the first of which is key row first_query) sees key rows first_key(b, t) .. first_query + t.
+// Sample starts never fall as t rises, so a tile's first query sees the earliest key.
+struct SampleStarts {
+  const int32_t* positions;  // (B, T)
+  int64_t T, first_query;
+  __device__ int64_t first_key(int64_t b, int64_t t) const {
+    return first_query + t - positions[b * T + t];
+  }
+};
+
 // Rows of a tile of kRows that exist when `left` rows remain.
 template <int kRows>
 __device__ __forceinline__ int tile_rows(int64_t left) {

@@ -168,7 +168,8 @@ constexpr size_t forward_shared_bytes() {
 template <int D, typename T>
 __global__ void __launch_bounds__(kThreads)
     forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, AttentionLayout L,
-                   int64_t first_query, float scale) {
+                   SampleStarts starts, float scale) {
+  const int64_t first_query = starts.first_query;
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane >> 1, half = lane & 1;
   T* Qs = reinterpret_cast<T*>(shared);
@@ -184,10 +185,11 @@ __global__ void __launch_bounds__(kThreads)
   load_rows<D>(Qs, qkv, queries, [&](int row) { return L.q(b, first_query + i0 + row, h); });
   const int row = warp * kEdge + r;
   const int64_t query = first_query + i0 + row;  // this row's position among the keys
-  float acc[D / 2] = {};                         // columns half, half + 2, ...
+  const int64_t first_key = row < queries ? starts.first_key(b, i0 + row) : query;
+  float acc[D / 2] = {};  // columns half, half + 2, ...
   float m = -INFINITY, l = 0.0f;
   const int64_t last_key = first_query + i0 + queries - 1;
-  for (int64_t j0 = 0; j0 <= last_key; j0 += kRows) {
+  for (int64_t j0 = starts.first_key(b, i0) / kRows * kRows; j0 <= last_key; j0 += kRows) {
     const int keys = tile_rows<kRows>(last_key + 1 - j0);
     __syncthreads();
     load_keys_values<D>(Ks, Vs, qkv, keys, L, b, j0, g);
@@ -199,7 +201,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int c = 0; c < kLaneColumns; ++c) {
       const int j = 2 * c + half;
-      if (j < keys && j0 + j <= query) tile_max = fmaxf(tile_max, s[j] * scale);
+      if (j < keys && j0 + j <= query && j0 + j >= first_key) {
+        tile_max = fmaxf(tile_max, s[j] * scale);
+      }
     }
     const float m_new = fmaxf(m, fmaxf(tile_max, __shfl_xor_sync(kAllLanes, tile_max, 1)));
     const float correction = m_new == -INFINITY ? 1.0f : __expf(m - m_new);
@@ -207,7 +211,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int c = 0; c < kLaneColumns; ++c) {
       const int j = 2 * c + half;
-      const float p = j < keys && j0 + j <= query ? __expf(s[j] * scale - m_new) : 0.0f;
+      const bool seen = j < keys && j0 + j <= query && j0 + j >= first_key;
+      const float p = seen ? __expf(s[j] * scale - m_new) : 0.0f;
       probs[r * Pitch<D>::probs + j] = store<T>(p);
       sum += p;
     }
@@ -297,7 +302,7 @@ __device__ void load_queries(const BackwardShared<D, T>& s, const T* qkv, const 
 template <int D, typename T>
 __global__ void __launch_bounds__(kThreads)
     key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, const T* dout, const float* lse,
-                           int64_t T_len, AttentionLayout L, float scale) {
+                           int64_t T_len, AttentionLayout L, SampleStarts starts, float scale) {
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane >> 1, half = lane & 1;
   const BackwardShared<D, T> s(shared, warp);
@@ -320,6 +325,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t group = L.H / L.KVH;
   for (int64_t h = g * group; h < (g + 1) * group; ++h) {
     for (int64_t i0 = j0; i0 < T_len; i0 += kRows) {
+      if (starts.first_key(b, i0) >= j0 + keys) break;  // later tiles start later samples
       const int queries = tile_rows<kRows>(T_len - i0);
       __syncthreads();
       load_queries(s, qkv, out, dout, lse, L, T_len, b, h, i0, queries);
@@ -329,7 +335,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int c = 0; c < kLaneColumns; ++c) {
         const int q = 2 * c + half;
-        const bool causal = key_row < keys && q < queries && key <= i0 + q;
+        const bool causal =
+            key_row < keys && q < queries && key <= i0 + q && key >= starts.first_key(b, i0 + q);
         probs[q] = store<T>(causal ? __expf(scores[q] * scale - s.lse[q]) : 0.0f);
       }
       __syncwarp();
@@ -358,7 +365,7 @@ __global__ void __launch_bounds__(kThreads)
 template <int D, typename T>
 __global__ void __launch_bounds__(kThreads)
     query_grads_kernel(T* dqkv, const T* qkv, const T* out, const T* dout, const float* lse,
-                       int64_t T_len, AttentionLayout L, float scale) {
+                       int64_t T_len, AttentionLayout L, SampleStarts starts, float scale) {
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = lane >> 1, half = lane & 1;
   const BackwardShared<D, T> s(shared, warp);
@@ -371,12 +378,13 @@ __global__ void __launch_bounds__(kThreads)
   for (int n = 0; n < D / kEdge; ++n) wmma::fill_fragment(dq[n], 0.0f);
   const int row = warp * kEdge + r;
   const int64_t query = i0 + row;
+  const int64_t first_key = row < queries ? starts.first_key(b, query) : query;
   const T* Q_warp = s.Qs + warp * kEdge * Pitch<D>::row;
   const T* dO_warp = s.dOs + warp * kEdge * Pitch<D>::row;
   const float* scores = s.scratch + r * Pitch<D>::scores;
   T* probs = s.probs + r * Pitch<D>::probs;  // this lane's row of P and of dS
   T* dS = s.dS + r * Pitch<D>::probs;
-  for (int64_t j0 = 0; j0 < i0 + queries; j0 += kRows) {
+  for (int64_t j0 = starts.first_key(b, i0) / kRows * kRows; j0 < i0 + queries; j0 += kRows) {
     const int keys = tile_rows<kRows>(T_len - j0);
     __syncthreads();
     load_keys_values<D>(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
@@ -387,7 +395,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int c = 0; c < kLaneColumns; ++c) {
       const int j = 2 * c + half;
-      const bool causal = row < queries && j < keys && j0 + j <= query;
+      const bool causal = row < queries && j < keys && j0 + j <= query && j0 + j >= first_key;
       probs[j] = store<T>(causal ? __expf(scores[j] * scale - row_lse) : 0.0f);
     }
     __syncwarp();
@@ -447,7 +455,7 @@ size_t shared_memory_limit() {
 
 bool tensor_core_attention_forward(void* out, float* lse, const void* qkv, DType type, int64_t B,
                                    int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t R,
-                                   int64_t first_query, cudaStream_t stream) {
+                                   const SampleStarts& starts, cudaStream_t stream) {
   if (!aligned({out, qkv})) return false;
   return dispatch(type, D, [&](auto t, auto head_dim) {
     using S = decltype(t);
@@ -457,7 +465,7 @@ bool tensor_core_attention_forward(void* out, float* lse, const void* qkv, DType
     allow_shared(forward_kernel<kD, S>, bytes);
     forward_kernel<kD, S><<<tile_grid(T, B, H), kThreads, bytes, stream>>>(
         static_cast<S*>(out), lse, static_cast<const S*>(qkv), T, AttentionLayout{R, H, KVH, D},
-        first_query, 1.0f / std::sqrt(static_cast<float>(D)));
+        starts, 1.0f / std::sqrt(static_cast<float>(D)));
     LLMFT_CUDA_LAUNCH_CHECK();
     return true;
   });
@@ -465,7 +473,8 @@ bool tensor_core_attention_forward(void* out, float* lse, const void* qkv, DType
 
 bool tensor_core_attention_backward(void* dqkv, const void* dout, const void* qkv, const void* out,
                                     const float* lse, DType type, int64_t B, int64_t T, int64_t H,
-                                    int64_t KVH, int64_t D, cudaStream_t stream) {
+                                    int64_t KVH, int64_t D, const SampleStarts& starts,
+                                    cudaStream_t stream) {
   if (!aligned({dqkv, dout, qkv, out})) return false;
   return dispatch(type, D, [&](auto t, auto head_dim) {
     using S = decltype(t);
@@ -477,12 +486,12 @@ bool tensor_core_attention_backward(void* dqkv, const void* dout, const void* qk
     allow_shared(key_value_grads_kernel<kD, S>, bytes);
     key_value_grads_kernel<kD, S><<<tile_grid(T, B, KVH), kThreads, bytes, stream>>>(
         static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
-        static_cast<const S*>(dout), lse, T, L, scale);
+        static_cast<const S*>(dout), lse, T, L, starts, scale);
     LLMFT_CUDA_LAUNCH_CHECK();
     allow_shared(query_grads_kernel<kD, S>, bytes);
     query_grads_kernel<kD, S><<<tile_grid(T, B, H), kThreads, bytes, stream>>>(
         static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
-        static_cast<const S*>(dout), lse, T, L, scale);
+        static_cast<const S*>(dout), lse, T, L, starts, scale);
     LLMFT_CUDA_LAUNCH_CHECK();
     return true;
   });

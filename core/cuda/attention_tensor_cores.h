@@ -13,14 +13,17 @@
 
 namespace llmft::cuda {
 
+struct SampleStarts;  // attention_layout.cuh
+
 // The head sizes the kernels are built for.
 constexpr int kTensorCoreHeadDims[] = {32, 64, 96, 128};
 
 bool tensor_core_attention_forward(void* out, float* lse, const void* qkv, DType type, int64_t B,
                                    int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t R,
-                                   int64_t first_query, cudaStream_t stream);
+                                   const SampleStarts& starts, cudaStream_t stream);
 bool tensor_core_attention_backward(void* dqkv, const void* dout, const void* qkv, const void* out,
                                     const float* lse, DType type, int64_t B, int64_t T, int64_t H,
-                                    int64_t KVH, int64_t D, cudaStream_t stream);
+                                    int64_t KVH, int64_t D, const SampleStarts& starts,
+                                    cudaStream_t stream);
 
 }  // namespace llmft::cuda

@@ -182,7 +182,7 @@ void CudaBackend::launch_every_kernel() {
   // over the conformance tests, and a backend built in one would report this).
   const int64_t B = 1, T = 2, H = 2, KVH = 1, D = 4, C = H * D, W = (H + 2 * KVH) * D, V = 8;
   void* scratch = nullptr;
-  constexpr size_t kSlot = 4096, kSlots = 48;
+  constexpr size_t kSlot = 4096, kSlots = 56;
   LLMFT_CUDA_CHECK(cudaMalloc(&scratch, kSlots * kSlot));
   // On the compute queue: a plain cudaMemset runs on the legacy default stream, which the
   // non-blocking compute stream does not wait for.
@@ -199,6 +199,7 @@ void CudaBackend::launch_every_kernel() {
     const Tensor bias = take(dtype, {C}), dbias = take(dtype, {C}), dgamma = take(dtype, {C});
     const Tensor stat = take(DType::f32, {B * T});
     const Tensor stat2 = take(DType::f32, {B * T}), tokens = take(DType::i32, {B, T});
+    const Tensor positions = take(DType::i32, {B, T});  // zeros: every token its own sample
     const Tensor qkv = take(dtype, {B, T, W}), dqkv = take(dtype, {B, T, W});
     const Tensor att = take(dtype, {B * T, C}).reshaped({B, T, C});
     const Tensor lse = take(DType::f32, {B, H, T}), logits = take(dtype, {B * T, V});
@@ -218,24 +219,26 @@ void CudaBackend::launch_every_kernel() {
     const Tensor odd_w = take(dtype, {C * C + 1}).view(1, {C, C});
     linear_forward(take(dtype, {B * T * C + 1}).view(1, {B * T, C}), odd_x, odd_w, Tensor());
     linear_backward(dx, true, dw, dbias, y, x, w);
-    embedding_forward(y.reshaped({B, T, C}), tokens, w, x, 0, 0);
-    embedding_backward(dw, dx, x.reshaped({B, T, C}), tokens, 0);
+    embedding_forward(y.reshaped({B, T, C}), tokens, positions, w, x, 0);
+    embedding_backward(dw, dx, x.reshaped({B, T, C}), tokens, positions, 0);
     layernorm_forward(y, stat, stat2, x, bias, bias, 1e-5f);
     layernorm_backward(dx, dgamma, dbias, y, x, bias, stat, stat2);
     rmsnorm_forward(y, stat, x, bias, 1e-5f);
     rmsnorm_backward(dx, dgamma, y, x, bias, stat);
     const RopeFrequencies freqs = rope_frequencies(10000.0f, RopeScaling{}, static_cast<int>(D));
-    rope_forward(qkv, static_cast<int>(H), static_cast<int>(KVH), freqs, 0);
-    rope_backward(qkv, static_cast<int>(H), static_cast<int>(KVH), freqs, 0);
-    attention_forward(att, lse, qkv, static_cast<int>(H), static_cast<int>(KVH), 0);
-    attention_backward(dqkv, att, qkv, att, lse, static_cast<int>(H), static_cast<int>(KVH));
+    rope_forward(qkv, positions, static_cast<int>(H), static_cast<int>(KVH), freqs);
+    rope_backward(qkv, positions, static_cast<int>(H), static_cast<int>(KVH), freqs);
+    attention_forward(att, lse, qkv, positions, static_cast<int>(H), static_cast<int>(KVH), 0);
+    attention_backward(dqkv, att, qkv, att, lse, positions, static_cast<int>(H),
+                       static_cast<int>(KVH));
     for (int64_t head : cuda::kTensorCoreHeadDims) {  // bf16/fp16 take the tensor-core kernels
       const Tensor head_qkv = take(dtype, {B, T, (H + 2 * KVH) * head});
       const Tensor head_dqkv = take(dtype, {B, T, (H + 2 * KVH) * head});
       const Tensor head_out = take(dtype, {B, T, H * head});
-      attention_forward(head_out, lse, head_qkv, static_cast<int>(H), static_cast<int>(KVH), 0);
-      attention_backward(head_dqkv, head_out, head_qkv, head_out, lse, static_cast<int>(H),
-                         static_cast<int>(KVH));
+      attention_forward(head_out, lse, head_qkv, positions, static_cast<int>(H),
+                        static_cast<int>(KVH), 0);
+      attention_backward(head_dqkv, head_out, head_qkv, head_out, lse, positions,
+                         static_cast<int>(H), static_cast<int>(KVH));
     }
     gelu_forward(y, x);
     gelu_backward(dx, y, x);
@@ -339,20 +342,20 @@ void CudaBackend::linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dwei
   if (dbias.defined()) cuda::add_column_sums(dbias.data, dtype, dout.data, dtype, N, OC, compute_);
 }
 
-void CudaBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                                    int64_t position_offset, int64_t vocab_start) {
+void CudaBackend::embedding_forward(Tensor out, Tensor tokens, Tensor positions, Tensor wte,
+                                    Tensor wpe, int64_t vocab_start) {
   const DType dtype = same_dtype({&out, &wte, &wpe}, "embedding_forward");
-  cuda::embedding_forward(out.data, i32(tokens), wte.data, wpe.defined() ? wpe.data : nullptr,
-                          dtype, tokens.numel(), tokens.dim(-1), wte.dim(1), position_offset,
+  cuda::embedding_forward(out.data, i32(tokens), i32(positions), wte.data,
+                          wpe.defined() ? wpe.data : nullptr, dtype, tokens.numel(), wte.dim(1),
                           vocab_start, wte.dim(0), compute_);
 }
 
 void CudaBackend::embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
-                                     int64_t vocab_start) {
+                                     Tensor positions, int64_t vocab_start) {
   const DType dtype = same_dtype({&dwte, &dwpe, &dout}, "embedding_backward");
   cuda::embedding_backward(dwte.data, dwpe.defined() ? dwpe.data : nullptr, dout.data, i32(tokens),
-                           dtype, tokens.numel(), tokens.dim(-1), dwte.dim(1), vocab_start,
-                           dwte.dim(0), compute_);
+                           i32(positions), dtype, tokens.numel(), dwte.dim(1), vocab_start,
+                           dwte.dim(0), dwpe.defined() ? dwpe.dim(0) : 0, compute_);
 }
 
 void CudaBackend::layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
@@ -383,37 +386,37 @@ void CudaBackend::rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Ten
                          dtype, rows(inp), inp.dim(-1), compute_);
 }
 
-void CudaBackend::rope_forward(Tensor qkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
-                               int64_t position_offset) {
+void CudaBackend::rope_forward(Tensor qkv, Tensor positions, int n_head, int n_kv_head,
+                               const RopeFrequencies& freqs) {
   const int64_t D = rope_head_size(qkv.dim(-1), n_head, n_kv_head, freqs);
-  cuda::rope(qkv.data, qkv.dtype, qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, freqs,
-             position_offset, false, compute_);
+  cuda::rope(qkv.data, i32(positions), qkv.dtype, positions.numel(), n_head, n_kv_head, D, freqs,
+             false, compute_);
 }
 
-void CudaBackend::rope_backward(Tensor dqkv, int n_head, int n_kv_head,
-                                const RopeFrequencies& freqs, int64_t position_offset) {
+void CudaBackend::rope_backward(Tensor dqkv, Tensor positions, int n_head, int n_kv_head,
+                                const RopeFrequencies& freqs) {
   const int64_t D = rope_head_size(dqkv.dim(-1), n_head, n_kv_head, freqs);
-  cuda::rope(dqkv.data, dqkv.dtype, dqkv.dim(0), dqkv.dim(1), n_head, n_kv_head, D, freqs,
-             position_offset, true, compute_);
+  cuda::rope(dqkv.data, i32(positions), dqkv.dtype, positions.numel(), n_head, n_kv_head, D, freqs,
+             true, compute_);
 }
 
-void CudaBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
-                                    int64_t first_query) {
+void CudaBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions,
+                                    int n_head, int n_kv_head, int64_t first_query) {
   const DType dtype = same_dtype({&out, &qkv}, "attention_forward");
   const int64_t B = qkv.dim(0), D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
   const int64_t T = out.numel() / (B * n_head * D);
   require_attention_grid(B, n_head, qkv.dim(1));
-  cuda::attention_forward(out.data, f32(lse), qkv.data, dtype, B, T, n_head, n_kv_head, D,
-                          qkv.dim(1), first_query, compute_);
+  cuda::attention_forward(out.data, f32(lse), qkv.data, i32(positions), dtype, B, T, n_head,
+                          n_kv_head, D, qkv.dim(1), first_query, compute_);
 }
 
 void CudaBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                                     int n_head, int n_kv_head) {
+                                     Tensor positions, int n_head, int n_kv_head) {
   const DType dtype = same_dtype({&dqkv, &dout, &qkv, &out}, "attention_backward");
   const int64_t D = out.dim(-1) / n_head;
   require_attention_grid(qkv.dim(0), n_head, qkv.dim(1));
-  cuda::attention_backward(dqkv.data, dout.data, qkv.data, out.data, f32(lse), dtype, qkv.dim(0),
-                           qkv.dim(1), n_head, n_kv_head, D, compute_);
+  cuda::attention_backward(dqkv.data, dout.data, qkv.data, out.data, f32(lse), i32(positions),
+                           dtype, qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, compute_);
 }
 
 void CudaBackend::gelu_forward(Tensor out, Tensor inp) {

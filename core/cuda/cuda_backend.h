@@ -79,9 +79,9 @@ class CudaBackend : public Backend {
   void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) override;
   void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias, Tensor dout,
                        Tensor inp, Tensor weight) override;
-  void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t position_offset,
+  void embedding_forward(Tensor out, Tensor tokens, Tensor positions, Tensor wte, Tensor wpe,
                          int64_t vocab_start) override;
-  void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
+  void embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, Tensor positions,
                           int64_t vocab_start) override;
   void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
                          Tensor bias, float eps) override;
@@ -90,14 +90,14 @@ class CudaBackend : public Backend {
   void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) override;
   void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight,
                         Tensor rstd) override;
-  void rope_forward(Tensor qkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
-                    int64_t position_offset) override;
-  void rope_backward(Tensor dqkv, int n_head, int n_kv_head, const RopeFrequencies& freqs,
-                     int64_t position_offset) override;
-  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head,
-                         int64_t first_query) override;
-  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head,
-                          int n_kv_head) override;
+  void rope_forward(Tensor qkv, Tensor positions, int n_head, int n_kv_head,
+                    const RopeFrequencies& freqs) override;
+  void rope_backward(Tensor dqkv, Tensor positions, int n_head, int n_kv_head,
+                     const RopeFrequencies& freqs) override;
+  void attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head,
+                         int n_kv_head, int64_t first_query) override;
+  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
+                          Tensor positions, int n_head, int n_kv_head) override;
   void gelu_forward(Tensor out, Tensor inp) override;
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override;
   void swiglu_forward(Tensor out, Tensor gate_up) override;

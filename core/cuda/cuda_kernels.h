@@ -43,12 +43,13 @@ void repeat_rows(void* out, int64_t ld, const void* row, DType type, int64_t row
                  cudaStream_t stream);
 
 // --- embedding.cu ---
-void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
-                       DType type, int64_t N, int64_t T, int64_t C, int64_t position_offset,
-                       int64_t vocab_start, int64_t rows, cudaStream_t stream);
-void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, DType type,
-                        int64_t N, int64_t T, int64_t C, int64_t vocab_start, int64_t rows,
-                        cudaStream_t stream);
+// positions(N): each token's row of wpe; wpe_rows: the rows of dwpe.
+void embedding_forward(void* out, const int32_t* tokens, const int32_t* positions, const void* wte,
+                       const void* wpe, DType type, int64_t N, int64_t C, int64_t vocab_start,
+                       int64_t rows, cudaStream_t stream);
+void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                        const int32_t* positions, DType type, int64_t N, int64_t C,
+                        int64_t vocab_start, int64_t rows, int64_t wpe_rows, cudaStream_t stream);
 
 // --- norms.cu ---
 void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
@@ -65,8 +66,9 @@ void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* i
 
 // --- rope.cu --- (inverse: the transposed rotation backward applies)
 // freqs travels by value in the kernel's parameters.
-void rope(void* qkv, DType type, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-          const RopeFrequencies& freqs, int64_t position_offset, bool inverse, cudaStream_t stream);
+// Row n of qkv(N, (H + 2 KVH) D) turns by positions[n].
+void rope(void* qkv, const int32_t* positions, DType type, int64_t N, int64_t H, int64_t KVH,
+          int64_t D, const RopeFrequencies& freqs, bool inverse, cudaStream_t stream);
 
 // --- activations.cu ---
 void gelu_forward(void* out, const void* inp, DType type, int64_t n, cudaStream_t stream);
@@ -80,12 +82,13 @@ void swiglu_backward(void* dgate_up, const void* gate_up, const void* dout, DTyp
 // --- attention.cu ---
 // The largest head size the kernels hold in registers.
 constexpr int kMaxHeadDim = 128;
-void attention_forward(void* out, float* lse, const void* qkv, DType type, int64_t B, int64_t T,
-                       int64_t H, int64_t KVH, int64_t D, int64_t R, int64_t first_query,
-                       cudaStream_t stream);
+// positions(B, T): query t sees keys from first_query + t - positions[b, t] to its own row.
+void attention_forward(void* out, float* lse, const void* qkv, const int32_t* positions, DType type,
+                       int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t R,
+                       int64_t first_query, cudaStream_t stream);
 void attention_backward(void* dqkv, const void* dout, const void* qkv, const void* out,
-                        const float* lse, DType type, int64_t B, int64_t T, int64_t H, int64_t KVH,
-                        int64_t D, cudaStream_t stream);
+                        const float* lse, const int32_t* positions, DType type, int64_t B,
+                        int64_t T, int64_t H, int64_t KVH, int64_t D, cudaStream_t stream);
 
 // --- cross_entropy.cu --- (stats(3, N) f32 as core/backend.h says)
 void cross_entropy_max(float* stats, const void* logits, DType type, int64_t N, int64_t V,

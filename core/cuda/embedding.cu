@@ -16,27 +16,28 @@ __device__ __forceinline__ int64_t local_row(const int32_t* tokens, int64_t n, i
 }
 
 template <typename T>
-__global__ void forward_kernel(T* out, const int32_t* tokens, const T* wte, const T* wpe, int64_t N,
-                               int64_t T_len, int64_t C, int64_t position_offset,
+__global__ void forward_kernel(T* out, const int32_t* tokens, const int32_t* positions,
+                               const T* wte, const T* wpe, int64_t N, int64_t C,
                                int64_t vocab_start, int64_t rows) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= N * C) return;
   const int64_t n = i / C, c = i % C;
   const int64_t row = local_row(tokens, n, vocab_start, rows);
   float value = row < 0 ? 0.0f : load(wte[row * C + c]);
-  if (wpe != nullptr) value += load(wpe[(n % T_len + position_offset) * C + c]);
+  if (wpe != nullptr) value += load(wpe[static_cast<int64_t>(positions[n]) * C + c]);
   out[i] = store<T>(value);
 }
 
-// Rows of dwte repeat across tokens. Block (n, column chunk) goes on only where n is the
-// first position of its token; its threads, a column each, then add the gradient rows of
-// every position with that token to the row, in f32 and in token order (positions are
-// matched a tile of kThreads at a time, the tile's matches listed in order), and round
-// once: no atomics, the same bits every run, the CPU's order of additions, and one
-// rounding per row however often its token occurs.
+// table[index[n] - start] += dout[n] for the indices in [start, start + rows): the token
+// table's gradient (index = tokens) and the position table's (index = positions, start 0).
+// Rows repeat across n. Block (n, column chunk) goes on only where n is the first with
+// its index; its threads, a column each, then add the gradient rows of every n with that
+// index to the row, in f32 and in order of n (n matched a tile of kThreads at a time, the
+// tile's matches listed in order), and round once: no atomics, the same bits every run,
+// the CPU's order of additions, and one rounding per row however often its index occurs.
 template <typename T>
-__global__ void token_backward_kernel(T* dwte, const T* dout, const int32_t* tokens, int64_t N,
-                                      int64_t C, int64_t vocab_start, int64_t rows) {
+__global__ void scatter_backward_kernel(T* dwte, const T* dout, const int32_t* tokens, int64_t N,
+                                        int64_t C, int64_t vocab_start, int64_t rows) {
   constexpr int kWarps = kThreads / 32;
   __shared__ int matches[kThreads];
   __shared__ int warp_matches[kWarps];
@@ -72,46 +73,34 @@ __global__ void token_backward_kernel(T* dwte, const T* dout, const int32_t* tok
   if (c < C) dwte[row * C + c] = store<T>(sum);
 }
 
-// Thread (t, c) adds position t's gradient over the batch.
-template <typename T>
-__global__ void position_backward_kernel(T* dwpe, const T* dout, int64_t N, int64_t T_len,
-                                         int64_t C) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= T_len * C) return;
-  const int64_t t = i / C, c = i % C;
-  float sum = load(dwpe[i]);
-  for (int64_t n = t; n < N; n += T_len) sum += load(dout[n * C + c]);
-  dwpe[i] = store<T>(sum);
-}
-
 }  // namespace
 
-void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
-                       DType type, int64_t N, int64_t T, int64_t C, int64_t position_offset,
-                       int64_t vocab_start, int64_t rows, cudaStream_t stream) {
+void embedding_forward(void* out, const int32_t* tokens, const int32_t* positions, const void* wte,
+                       const void* wpe, DType type, int64_t N, int64_t C, int64_t vocab_start,
+                       int64_t rows, cudaStream_t stream) {
   if (N * C == 0) return;
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     forward_kernel<<<blocks_for(N * C, kThreads), kThreads, 0, stream>>>(
-        static_cast<S*>(out), tokens, static_cast<const S*>(wte), static_cast<const S*>(wpe), N, T,
-        C, position_offset, vocab_start, rows);
+        static_cast<S*>(out), tokens, positions, static_cast<const S*>(wte),
+        static_cast<const S*>(wpe), N, C, vocab_start, rows);
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }
 
-void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, DType type,
-                        int64_t N, int64_t T, int64_t C, int64_t vocab_start, int64_t rows,
-                        cudaStream_t stream) {
+void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                        const int32_t* positions, DType type, int64_t N, int64_t C,
+                        int64_t vocab_start, int64_t rows, int64_t wpe_rows, cudaStream_t stream) {
   if (N * C == 0) return;
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     const dim3 grid(static_cast<unsigned>(N), static_cast<unsigned>(blocks_for(C, kThreads)));
-    token_backward_kernel<<<grid, kThreads, 0, stream>>>(
+    scatter_backward_kernel<<<grid, kThreads, 0, stream>>>(
         static_cast<S*>(dwte), static_cast<const S*>(dout), tokens, N, C, vocab_start, rows);
     LLMFT_CUDA_LAUNCH_CHECK();
-    if (dwpe == nullptr || T * C == 0) return;
-    position_backward_kernel<<<blocks_for(T * C, kThreads), kThreads, 0, stream>>>(
-        static_cast<S*>(dwpe), static_cast<const S*>(dout), N, T, C);
+    if (dwpe == nullptr) return;
+    scatter_backward_kernel<<<grid, kThreads, 0, stream>>>(
+        static_cast<S*>(dwpe), static_cast<const S*>(dout), positions, N, C, 0, wpe_rows);
     LLMFT_CUDA_LAUNCH_CHECK();
   });
 }

@@ -15,15 +15,14 @@ namespace {
 constexpr int kThreads = 256;
 
 template <typename T>
-__global__ void rope_kernel(T* qkv, int64_t tokens, int64_t T_len, int H, int KVH, int D,
-                            const __grid_constant__ RopeFrequencies freqs, int64_t position_offset,
-                            bool inverse) {
+__global__ void rope_kernel(T* qkv, const int32_t* positions, int64_t tokens, int H, int KVH, int D,
+                            const __grid_constant__ RopeFrequencies freqs, bool inverse) {
   const int half = D / 2;
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= tokens * half) return;
   const int64_t token = i / half;
   const int pair = static_cast<int>(i % half);
-  const float pos = static_cast<float>(token % T_len + position_offset);
+  const float pos = static_cast<float>(positions[token]);
   const float angle = pos * freqs.inv_freq[pair];
   float sin_a, cos_a;
   sincosf(angle, &sin_a, &cos_a);
@@ -41,16 +40,15 @@ __global__ void rope_kernel(T* qkv, int64_t tokens, int64_t T_len, int H, int KV
 
 }  // namespace
 
-void rope(void* qkv, DType type, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
-          const RopeFrequencies& freqs, int64_t position_offset, bool inverse,
-          cudaStream_t stream) {
-  const int64_t n = B * T * (D / 2);
+void rope(void* qkv, const int32_t* positions, DType type, int64_t N, int64_t H, int64_t KVH,
+          int64_t D, const RopeFrequencies& freqs, bool inverse, cudaStream_t stream) {
+  const int64_t n = N * (D / 2);
   if (n == 0 || H + KVH == 0) return;
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(
-        static_cast<S*>(qkv), B * T, T, static_cast<int>(H), static_cast<int>(KVH),
-        static_cast<int>(D), freqs, position_offset, inverse);
+        static_cast<S*>(qkv), positions, N, static_cast<int>(H), static_cast<int>(KVH),
+        static_cast<int>(D), freqs, inverse);
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }

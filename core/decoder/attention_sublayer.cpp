@@ -19,12 +19,12 @@ Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& 
                           w.qkv_w, w.qkv_b);
   }
   if (spec.rotary) {
-    ctx.be.rope_forward(qkv, ctx.heads(), ctx.kv_heads(), rope_frequencies(c), ctx.position_offset);
+    ctx.be.rope_forward(qkv, ctx.positions, ctx.heads(), ctx.kv_heads(), rope_frequencies(c));
   }
   Tensor att = ctx.take(saved.att, {N, A}, act, "attention output");
   Tensor lse = ctx.take_f32(saved.lse, {s.batch, ctx.heads(), s.seq_len}, act, "attention lse");
-  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), ctx.heads(), ctx.kv_heads(),
-                           ctx.first_query());
+  ctx.be.attention_forward(att, lse, ctx.attention_input(qkv), ctx.positions, ctx.heads(),
+                           ctx.kv_heads(), ctx.first_query());
   Tensor res = ctx.take(saved.res, {ctx.stream_rows(), c.hidden}, act, "attention residual");
   row_parallel_forward(ctx, res, att, w.proj_w, w.proj_b);
   ctx.be.add_inplace(res, x);
@@ -50,10 +50,9 @@ void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& s
   Tensor dqkv = wide.view(0, {s.batch, s.seq_len, W});
   ctx.be.attention_backward(dqkv, datt, ctx.view(saved.qkv, {s.batch, s.seq_len, W}), att,
                             saved.lse.as(DType::f32, {s.batch, ctx.heads(), s.seq_len}),
-                            ctx.heads(), ctx.kv_heads());
+                            ctx.positions, ctx.heads(), ctx.kv_heads());
   if (spec.rotary) {
-    ctx.be.rope_backward(dqkv, ctx.heads(), ctx.kv_heads(), rope_frequencies(c),
-                         ctx.position_offset);
+    ctx.be.rope_backward(dqkv, ctx.positions, ctx.heads(), ctx.kv_heads(), rope_frequencies(c));
   }
   Tensor dnormed = narrow.view(0, {L, C});
   {

@@ -25,6 +25,7 @@ struct BlockContext {
   const ModelConfig& config;
   BlockShape shape;
   int64_t position_offset = 0;  // position of the first token
+  Tensor positions;             // (B, T) i32: every token's position (core/backend.h)
   Tensor kv_cache;  // decoding: this block's (B, R, W) cache of earlier qkv rows, or undefined
   TpSlice tp;       // the part of each layer this rank computes
   ReduceGroup* tp_group = nullptr;  // the tensor-parallel group; null when tp.size == 1

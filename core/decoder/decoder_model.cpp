@@ -8,6 +8,26 @@
 
 namespace llmft {
 
+namespace {
+
+// Every token's position: batch.positions (checked: a token's sample cannot start before its
+// row, nor past the token), or position, position + 1, ... along each row.
+std::vector<int32_t> positions_of(const MicroBatch& batch) {
+  const size_t rows = static_cast<size_t>(batch.batch), T = static_cast<size_t>(batch.seq_len);
+  std::vector<int32_t> positions(rows * T);
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const int64_t t = static_cast<int64_t>(i % T);
+    positions[i] =
+        batch.positions == nullptr ? static_cast<int32_t>(batch.position + t) : batch.positions[i];
+    LLMFT_REQUIRE(positions[i] >= 0 && positions[i] <= batch.position + t,
+                  "internal: token " << t << " of a row has position " << positions[i]
+                                     << ", outside 0 .. " << batch.position + t);
+  }
+  return positions;
+}
+
+}  // namespace
+
 DecoderModel::DecoderModel(const ModelConfig& config, std::unique_ptr<Family> family,
                            Backend& backend, Allocator& allocator, const ModelOptions& options)
     : config_(config),
@@ -56,6 +76,8 @@ void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale, 
   const size_t bytes = static_cast<size_t>(shape_.rows()) * sizeof(int32_t);
   tokens_ = alloc_.allocate(bytes, MemoryCategory::activations, "input tokens");
   be_.copy_to_device(tokens_.as(DType::i32, bt), batch.inputs);
+  positions_ = alloc_.allocate(bytes, MemoryCategory::activations, "token positions");
+  be_.copy_to_device(positions_.as(DType::i32, bt), positions_of(batch).data());
   if (!want_logits) {
     targets_ = alloc_.allocate(bytes, MemoryCategory::activations, "target tokens");
     be_.copy_to_device(targets_.as(DType::i32, bt), batch.targets);
@@ -69,7 +91,7 @@ int64_t DecoderModel::valid_vocab_rows() const {
 }
 
 BlockContext DecoderModel::context(int layer) const {
-  BlockContext ctx{be_,      alloc_, config_,   shape_,       position_,
+  BlockContext ctx{be_,      alloc_, config_,   shape_,       position_,  positions(),
                    Tensor(), tp_,    tp_group_, activations_, split_rows_};
   if (layer >= 0 && !kv_caches_.empty()) {
     ctx.kv_cache = ctx.view(kv_caches_[layer], {decode_batch_, decode_len_, ctx.qkv_width()});
@@ -156,19 +178,20 @@ void DecoderModel::embedding_forward(const UnitTensors& units) {
   const Tensor out = hidden(embedding_out_);
   Buffer partial_buf;
   const Tensor partial = ctx.partial_rows(partial_buf, out, "embedding partial sums");
-  be_.embedding_forward(
-      partial, tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), u.slice(units.params[0], 0),
-      positions_here ? u.slice(units.params[0], 1) : Tensor(), position_, vocab_start_);
+  be_.embedding_forward(partial, tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}),
+                        positions(), u.slice(units.params[0], 0),
+                        positions_here ? u.slice(units.params[0], 1) : Tensor(), vocab_start_);
   ctx.reduce_rows(partial, out);
 }
 
 void DecoderModel::embedding_backward(const UnitTensors& units, bool keep_activations) {
   const UnitLayout& u = units_[0];
-  Tensor positions = u.params.size() > 1 ? u.slice(units.grads[0], 1) : Tensor();
+  Tensor position_table = u.params.size() > 1 ? u.slice(units.grads[0], 1) : Tensor();
   Buffer rows_buf;
-  be_.embedding_backward(u.slice(units.grads[0], 0), positions,
+  be_.embedding_backward(u.slice(units.grads[0], 0), position_table,
                          context().gather_rows(rows_buf, hidden(stream_), "embedding gradient"),
-                         tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), vocab_start_);
+                         tokens_.as(DType::i32, {shape_.batch, shape_.seq_len}), positions(),
+                         vocab_start_);
   stream_.reset();
   if (!keep_activations) embedding_out_.reset();
 }
@@ -238,6 +261,7 @@ void DecoderModel::end_micro_batch() {
   embedding_out_.reset();
   stream_.reset();
   tokens_.reset();
+  positions_.reset();
   targets_.reset();
 }
 

@@ -54,6 +54,11 @@ class DecoderModel : public Model {
   // Rows of this rank's logits that are real vocabulary entries (the rest are padding).
   int64_t valid_vocab_rows() const;
   // The context of a block (layer >= 0: with its KV cache when decoding) or of the head.
+  // The micro-batch's token positions, (batch, seq_len) i32 (undefined between micro-batches).
+  Tensor positions() const {
+    return positions_.empty() ? Tensor()
+                              : positions_.as(DType::i32, {shape_.batch, shape_.seq_len});
+  }
   BlockContext context(int layer = -1) const;
   // A (stream rows, hidden) activation in `buffer`, and the bytes of one.
   Tensor hidden(const Buffer& buffer) const;
@@ -89,7 +94,7 @@ class DecoderModel : public Model {
   int position_ = 0;
   std::vector<Buffer> kv_caches_;  // per block, (B, max_len, W), while decoding
   int decode_batch_ = 0, decode_len_ = 0;
-  Buffer tokens_, targets_, embedding_out_, stream_, logits_;
+  Buffer tokens_, positions_, targets_, embedding_out_, stream_, logits_;
   std::vector<BlockSaved> blocks_;
   NormSaved final_norm_;
 };

@@ -20,6 +20,14 @@ Tensor BenchmarkTensors::make(DType dtype, Shape shape, float value) {
   return t;
 }
 
+Tensor BenchmarkTensors::stream_positions(int64_t T) {
+  Tensor t = make(DType::i32, {1, T});
+  std::vector<int32_t> positions(static_cast<size_t>(T));
+  for (int64_t i = 0; i < T; ++i) positions[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  backend_.copy_to_device(t, positions.data());
+  return t;
+}
+
 double group_max(Backend& backend, Allocator& allocator, Communicator* group, double value) {
   if (!group) return value;
   Buffer buf = allocator.allocate(sizeof(float), MemoryCategory::comm_buffers, "benchmark value");

@@ -178,14 +178,14 @@ std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocat
   BenchmarkTensors t(backend, allocator);
   const Tensor qkv = t.make(dtype, {1, T, width}), dqkv = t.make(dtype, {1, T, width});
   const Tensor out = t.make(dtype, {1, T, H * D}), dout = t.make(dtype, {1, T, H * D});
-  const Tensor lse = t.make(DType::f32, {1, H, T});
+  const Tensor lse = t.make(DType::f32, {1, H, T}), positions = t.stream_positions(T);
   const int repeats = T >= 1024 ? 2 : 5;
   const double forward = slowest_seconds(
-      backend, allocator, world, [&] { backend.attention_forward(out, lse, qkv, H, KVH, 0); },
-      repeats);
+      backend, allocator, world,
+      [&] { backend.attention_forward(out, lse, qkv, positions, H, KVH, 0); }, repeats);
   const double backward = slowest_seconds(
       backend, allocator, world,
-      [&] { backend.attention_backward(dqkv, dout, qkv, out, lse, H, KVH); }, repeats);
+      [&] { backend.attention_backward(dqkv, dout, qkv, out, lse, positions, H, KVH); }, repeats);
   return {forward, backward};
 }
 

@@ -39,6 +39,7 @@ std::array<double, kKernelKinds> measure_kernel_rates(Backend& backend, Allocato
   measure(KernelKind::copy, bytes_of({a, b}), [&] { backend.copy(a, b); });
   measure(KernelKind::add, bytes_of({a, b}), [&] { backend.add_inplace(a, b); });
 
+  const Tensor token_positions = t.stream_positions(rows);
   const Tensor weight = t.make(dt, {C}, 1.0f), dweight = t.make(dt, {C});
   const Tensor mean = t.make(DType::f32, {rows}), rstd = t.make(DType::f32, {rows}, 1.0f);
   if (llama) {
@@ -49,9 +50,9 @@ std::array<double, kKernelKinds> measure_kernel_rates(Backend& backend, Allocato
             });
     const Tensor qkv = t.make(dt, {1, rows, width});
     const RopeFrequencies freqs = rope_frequencies(model);
-    measure(KernelKind::rope, 2 * bytes_of({qkv}), [&] {
-      backend.rope_forward(qkv, model.n_head, model.n_kv_head, freqs, 0);
-      backend.rope_backward(qkv, model.n_head, model.n_kv_head, freqs, 0);
+    measure(KernelKind::rope, 2 * bytes_of({qkv, token_positions}), [&] {
+      backend.rope_forward(qkv, token_positions, model.n_head, model.n_kv_head, freqs);
+      backend.rope_backward(qkv, token_positions, model.n_head, model.n_kv_head, freqs);
     });
     const Tensor gate_up = t.make(dt, {rows, 2 * I}), out = t.make(dt, {rows, I});
     const Tensor dgate_up = t.make(dt, {rows, 2 * I});
@@ -82,9 +83,11 @@ std::array<double, kKernelKinds> measure_kernel_rates(Backend& backend, Allocato
   const Tensor positions = llama ? Tensor() : t.make(dt, {rows, C});
   const Tensor dpositions = llama ? Tensor() : t.make(dt, {rows, C});
   measure(KernelKind::embedding,
-          bytes_of({c, tokens, positions}) + bytes_of({b, tokens, dpositions}), [&] {
-            backend.embedding_forward(c, tokens, table, positions, 0, 0);
-            backend.embedding_backward(dtable, dpositions, b, tokens, 0);
+          bytes_of({c, tokens, token_positions, positions}) +
+              bytes_of({b, tokens, token_positions, dpositions}),
+          [&] {
+            backend.embedding_forward(c, tokens, token_positions, table, positions, 0);
+            backend.embedding_backward(dtable, dpositions, b, tokens, token_positions, 0);
           });
 
   const Tensor logits = t.make(dt, {logit_rows, V}), stats = t.make(DType::f32, {3, logit_rows});

@@ -1,7 +1,8 @@
 // The blocked CPU attention (core/cpu/attention.cpp) against a direct double-precision
 // evaluation of causal softmax attention and its gradients, at lengths that are not
-// multiples of its 128-row tiles (1, 37, 129, 1000), with grouped and multi-query heads
-// and, forward, with a KV cache offset (the queries are the last rows of a longer cache).
+// multiples of its 128-row tiles (1, 37, 129, 1000), with grouped and multi-query heads,
+// with samples packed into a row (no query sees a key of another sample) and, forward,
+// with a KV cache offset (the queries are the last rows of a longer cache).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -26,9 +27,34 @@ struct Reference {
   std::vector<double> out, lse, dqkv;
 };
 
-// out = softmax(q k^T / sqrt(D), causal) v per head, lse, and (when dout is given, R = T)
+// Positions first, first + 1, ... along every row: one stream, no sample edges.
+std::vector<int32_t> stream_positions(const Shape& s) {
+  std::vector<int32_t> positions(s.B * s.T);
+  for (size_t i = 0; i < positions.size(); ++i) {
+    positions[i] = static_cast<int32_t>(s.R - s.T + static_cast<int64_t>(i) % s.T);
+  }
+  return positions;
+}
+
+// Positions of samples of the given lengths packed into each row, one after another (the
+// lengths of a row add up to T); row b's lengths are rotated by b so rows differ.
+std::vector<int32_t> packed_positions(const Shape& s, const std::vector<int64_t>& lengths) {
+  std::vector<int32_t> positions;
+  for (int64_t b = 0; b < s.B; ++b) {
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      const int64_t length = lengths[(i + b) % lengths.size()];
+      for (int64_t p = 0; p < length; ++p) positions.push_back(static_cast<int32_t>(p));
+    }
+  }
+  REQUIRE(static_cast<int64_t>(positions.size()) == s.B * s.T);
+  return positions;
+}
+
+// out = softmax(q k^T / sqrt(D)) v per head, each query seeing the keys from its sample's
+// start (its row minus its position) to its own row, lse, and (when dout is given, R = T)
 // the gradient of sum(out * dout) with respect to qkv, all in double.
-Reference reference(const std::vector<float>& qkv, const std::vector<float>* dout, const Shape& s) {
+Reference reference(const std::vector<float>& qkv, const std::vector<float>* dout, const Shape& s,
+                    const std::vector<int32_t>& positions) {
   const int64_t W = s.width(), group = s.H / s.KVH, first = s.R - s.T;
   const double scale = 1.0 / std::sqrt(static_cast<double>(s.D));
   Reference ref{std::vector<double>(s.B * s.T * s.H * s.D), std::vector<double>(s.B * s.H * s.T),
@@ -38,18 +64,18 @@ Reference reference(const std::vector<float>& qkv, const std::vector<float>* dou
     for (int64_t h = 0; h < s.H; ++h) {
       const int64_t kc = (s.H + h / group) * s.D, vc = (s.H + s.KVH + h / group) * s.D;
       for (int64_t t = 0; t < s.T; ++t) {
-        const int64_t i = first + t;
-        std::vector<double> p(i + 1);
+        const int64_t i = first + t, start = i - positions[b * s.T + t];
+        std::vector<double> p(i + 1, 0.0);
         double max = -INFINITY, sum = 0.0;
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = start; j <= i; ++j) {
           double dot = 0.0;
           for (int64_t d = 0; d < s.D; ++d) dot += at(b, i, h * s.D + d) * at(b, j, kc + d);
           p[j] = dot * scale;
           max = std::max(max, p[j]);
         }
-        for (double& x : p) sum += (x = std::exp(x - max));
+        for (int64_t j = start; j <= i; ++j) sum += (p[j] = std::exp(p[j] - max));
         double* o = &ref.out[((b * s.T + t) * s.H + h) * s.D];
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = start; j <= i; ++j) {
           p[j] /= sum;
           for (int64_t d = 0; d < s.D; ++d) o[d] += p[j] * at(b, j, vc + d);
         }
@@ -58,7 +84,7 @@ Reference reference(const std::vector<float>& qkv, const std::vector<float>* dou
         const float* g = &(*dout)[((b * s.T + t) * s.H + h) * s.D];
         double delta = 0.0;
         for (int64_t d = 0; d < s.D; ++d) delta += g[d] * o[d];
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = start; j <= i; ++j) {
           double dp = 0.0;
           for (int64_t d = 0; d < s.D; ++d) dp += g[d] * at(b, j, vc + d);
           const double ds = p[j] * (dp - delta) * scale;
@@ -91,6 +117,24 @@ double scaled_error(const std::vector<T>& got, const std::vector<double>& want) 
 // any wrong mask, tile edge or scale, which moves outputs by 1e-2 or more.
 constexpr double kTolerance = 1e-5;
 
+// Runs forward and backward on random qkv and dout and checks them against reference().
+void check_training_layout(const Shape& s, const std::vector<int32_t>& positions) {
+  std::mt19937_64 rng(static_cast<uint64_t>(s.T * 31 + s.KVH));
+  const std::vector<float> qkv = random_vector(s.B * s.R * s.width(), rng);
+  const std::vector<float> dout = random_vector(s.B * s.T * s.H * s.D, rng);
+  std::vector<float> out(dout.size()), lse(s.B * s.H * s.T), dqkv(qkv.size(), 7.0f);
+  cpu::attention_forward(out.data(), lse.data(), qkv.data(), positions.data(), s.B, s.T, s.H, s.KVH,
+                         s.D, s.R, 0);
+  cpu::attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(),
+                          positions.data(), s.B, s.T, s.H, s.KVH, s.D);
+  const Reference ref = reference(qkv, &dout, s, positions);
+  MESSAGE("T " << s.T << ": out " << scaled_error(out, ref.out) << ", lse "
+               << scaled_error(lse, ref.lse) << ", dqkv " << scaled_error(dqkv, ref.dqkv));
+  CHECK(scaled_error(out, ref.out) < kTolerance);
+  CHECK(scaled_error(lse, ref.lse) < kTolerance);
+  CHECK(scaled_error(dqkv, ref.dqkv) < kTolerance);
+}
+
 }  // namespace
 
 TEST_CASE("blocked attention equals direct attention at lengths off the tile grid") {
@@ -99,20 +143,16 @@ TEST_CASE("blocked attention equals direct attention at lengths off the tile gri
     CAPTURE(s.T);
     CAPTURE(s.H);
     CAPTURE(s.KVH);
-    std::mt19937_64 rng(static_cast<uint64_t>(s.T * 31 + s.KVH));
-    const std::vector<float> qkv = random_vector(s.B * s.R * s.width(), rng);
-    const std::vector<float> dout = random_vector(s.B * s.T * s.H * s.D, rng);
-    std::vector<float> out(dout.size()), lse(s.B * s.H * s.T), dqkv(qkv.size(), 7.0f);
-    cpu::attention_forward(out.data(), lse.data(), qkv.data(), s.B, s.T, s.H, s.KVH, s.D, s.R, 0);
-    cpu::attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), s.B, s.T,
-                            s.H, s.KVH, s.D);
-    const Reference ref = reference(qkv, &dout, s);
-    MESSAGE("T " << s.T << ": out " << scaled_error(out, ref.out) << ", lse "
-                 << scaled_error(lse, ref.lse) << ", dqkv " << scaled_error(dqkv, ref.dqkv));
-    CHECK(scaled_error(out, ref.out) < kTolerance);
-    CHECK(scaled_error(lse, ref.lse) < kTolerance);
-    CHECK(scaled_error(dqkv, ref.dqkv) < kTolerance);
+    check_training_layout(s, stream_positions(s));
   }
+}
+
+TEST_CASE("blocked attention over packed samples sees each query's own sample only") {
+  // Samples of 1 token, samples across the 128-row tile edges, a tile holding several
+  // samples, and a sample starting in one tile and ending two tiles later.
+  const std::vector<int64_t> lengths{1, 130, 50, 2, 1, 300, 16};
+  const Shape s{2, 500, 4, 2, 8, 500};
+  check_training_layout(s, packed_positions(s, lengths));
 }
 
 TEST_CASE("blocked attention with a KV cache: queries are the last rows of a longer cache") {
@@ -123,9 +163,10 @@ TEST_CASE("blocked attention with a KV cache: queries are the last rows of a lon
     std::mt19937_64 rng(static_cast<uint64_t>(s.R));
     const std::vector<float> qkv = random_vector(s.B * s.R * s.width(), rng);
     std::vector<float> out(s.B * s.T * s.H * s.D), lse(s.B * s.H * s.T);
-    cpu::attention_forward(out.data(), lse.data(), qkv.data(), s.B, s.T, s.H, s.KVH, s.D, s.R,
-                           s.R - s.T);
-    const Reference ref = reference(qkv, nullptr, s);
+    const std::vector<int32_t> positions = stream_positions(s);
+    cpu::attention_forward(out.data(), lse.data(), qkv.data(), positions.data(), s.B, s.T, s.H,
+                           s.KVH, s.D, s.R, s.R - s.T);
+    const Reference ref = reference(qkv, nullptr, s, positions);
     CHECK(scaled_error(out, ref.out) < kTolerance);
     CHECK(scaled_error(lse, ref.lse) < kTolerance);
   }

@@ -98,44 +98,54 @@ TEST_CASE("gelu backward matches finite differences") {
   check_all({&x}, {&dx}, loss, rng, "gelu");
 }
 
-TEST_CASE("embedding backward matches finite differences, with repeated tokens") {
+TEST_CASE("embedding backward matches finite differences, with repeated tokens and positions") {
   std::mt19937_64 rng(4);
   const int B = 2, T = 5, C = 4, V = 6, P = 8;
   std::vector<int32_t> tokens = {1, 3, 3, 0, 5, 3, 1, 1, 2, 4};
+  // Row 0 one stream from position 3, row 1 two packed samples.
+  std::vector<int32_t> positions = {3, 4, 5, 6, 7, 0, 1, 2, 0, 1};
   auto wte = random_vector(V * C, rng), wpe = random_vector(P * C, rng);
   auto r = random_vector(B * T * C, rng);
   auto loss = [&] {
     std::vector<float> out(B * T * C);
-    cpu::embedding_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B * T, T, C, 0, 0, V);
+    cpu::embedding_forward(out.data(), tokens.data(), positions.data(), wte.data(), wpe.data(),
+                           B * T, C, 0, V);
     return dot(out, r);
   };
   std::vector<float> dwte(V * C, 0.0f), dwpe(P * C, 0.0f);
-  cpu::embedding_backward(dwte.data(), dwpe.data(), r.data(), tokens.data(), B * T, T, C, 0, V);
+  cpu::embedding_backward(dwte.data(), dwpe.data(), r.data(), tokens.data(), positions.data(),
+                          B * T, C, 0, V);
   check_all({&wte, &wpe}, {&dwte, &dwpe}, loss, rng, "embedding");
 }
 
 TEST_CASE("memory-light attention backward matches finite differences") {
   struct Shape {
-    int B, T, H, KVH, D;
+    int B, T, H, KVH, D, sample;  // positions restart every `sample` tokens (packed samples)
   };
-  // The last two are not multiples of the kernel's tiles; 129 crosses one (128 rows).
-  for (Shape s : {Shape{2, 7, 3, 3, 4}, Shape{1, 9, 4, 2, 3}, Shape{2, 5, 4, 1, 2},
-                  Shape{1, 37, 4, 2, 8}, Shape{1, 129, 6, 2, 4}}) {
+  // 37 and 129 are not multiples of the kernel's tiles; 129 crosses one (128 rows). The
+  // last two pack samples of 4 and of 50 tokens (the last ones shorter) into each row.
+  for (Shape s : {Shape{2, 7, 3, 3, 4, 7}, Shape{1, 9, 4, 2, 3, 9}, Shape{2, 5, 4, 1, 2, 5},
+                  Shape{1, 37, 4, 2, 8, 37}, Shape{1, 129, 6, 2, 4, 129}, Shape{2, 9, 4, 2, 3, 4},
+                  Shape{1, 129, 4, 2, 4, 50}}) {
     CAPTURE(s.H);
     CAPTURE(s.KVH);
+    CAPTURE(s.sample);
     std::mt19937_64 rng(5 + s.KVH);
     const int W = (s.H + 2 * s.KVH) * s.D;
     auto qkv = random_vector(s.B * s.T * W, rng);
     auto r = random_vector(s.B * s.T * s.H * s.D, rng);
+    std::vector<int32_t> positions(s.B * s.T);
+    for (int i = 0; i < s.B * s.T; ++i) positions[i] = (i % s.T) % s.sample;
     std::vector<float> out(s.B * s.T * s.H * s.D), lse(s.B * s.H * s.T);
     auto loss = [&] {
-      cpu::attention_forward(out.data(), lse.data(), qkv.data(), s.B, s.T, s.H, s.KVH, s.D, s.T, 0);
+      cpu::attention_forward(out.data(), lse.data(), qkv.data(), positions.data(), s.B, s.T, s.H,
+                             s.KVH, s.D, s.T, 0);
       return dot(out, r);
     };
     loss();
     std::vector<float> dqkv(qkv.size(), 7.0f);  // must be overwritten, not accumulated
-    cpu::attention_backward(dqkv.data(), r.data(), qkv.data(), out.data(), lse.data(), s.B, s.T,
-                            s.H, s.KVH, s.D);
+    cpu::attention_backward(dqkv.data(), r.data(), qkv.data(), out.data(), lse.data(),
+                            positions.data(), s.B, s.T, s.H, s.KVH, s.D);
     check_all({&qkv}, {&dqkv}, loss, rng, "attention");
   }
 }
@@ -144,11 +154,29 @@ TEST_CASE("attention is causal: a later token never changes an earlier output") 
   std::mt19937_64 rng(6);
   const int B = 1, T = 6, H = 2, D = 3, W = 3 * H * D;
   auto qkv = random_vector(T * W, rng);
+  const std::vector<int32_t> positions{0, 1, 2, 3, 4, 5};
   std::vector<float> out1(T * H * D), out2(T * H * D), lse(H * T);
-  cpu::attention_forward(out1.data(), lse.data(), qkv.data(), B, T, H, H, D, T, 0);
+  cpu::attention_forward(out1.data(), lse.data(), qkv.data(), positions.data(), B, T, H, H, D, T,
+                         0);
   for (int i = 0; i < W; ++i) qkv[(T - 1) * W + i] += 1.0f;
-  cpu::attention_forward(out2.data(), lse.data(), qkv.data(), B, T, H, H, D, T, 0);
+  cpu::attention_forward(out2.data(), lse.data(), qkv.data(), positions.data(), B, T, H, H, D, T,
+                         0);
   for (int i = 0; i < (T - 1) * H * D; ++i) CHECK(out1[i] == out2[i]);
+}
+
+TEST_CASE("packed samples do not see each other: an earlier sample never changes a later one") {
+  std::mt19937_64 rng(6);
+  const int B = 1, T = 7, H = 2, D = 3, W = 3 * H * D;
+  auto qkv = random_vector(T * W, rng);
+  const std::vector<int32_t> positions{0, 1, 2, 0, 1, 2, 3};  // samples of 3 and 4 tokens
+  std::vector<float> out1(T * H * D), out2(T * H * D), lse(H * T);
+  cpu::attention_forward(out1.data(), lse.data(), qkv.data(), positions.data(), B, T, H, H, D, T,
+                         0);
+  for (int i = 0; i < 3 * W; ++i) qkv[i] += 1.0f;
+  cpu::attention_forward(out2.data(), lse.data(), qkv.data(), positions.data(), B, T, H, H, D, T,
+                         0);
+  for (int i = 3 * H * D; i < T * H * D; ++i) CHECK(out1[i] == out2[i]);
+  for (int i = 0; i < 3 * H * D; ++i) CHECK(out1[i] != out2[i]);
 }
 
 namespace {
@@ -210,18 +238,20 @@ TEST_CASE("rotary embedding backward matches finite differences and preserves no
   auto qkv = random_vector(B * T * W, rng), r = random_vector(B * T * W, rng);
   const RopeFrequencies scaled =
       rope_frequencies(500000.0f, RopeScaling{RopeType::llama3, 8.0, 1.0, 4.0, 32}, D);
+  const std::vector<int32_t> positions{3, 4, 5, 6, 7, 0, 1, 2, 0, 1};
   auto loss = [&] {
     std::vector<float> rotated = qkv;
-    cpu::rope_forward(rotated.data(), B, T, H, KVH, D, scaled.inv_freq, 3);
+    cpu::rope_forward(rotated.data(), positions.data(), B * T, H, KVH, D, scaled.inv_freq);
     return dot(rotated, r);
   };
   std::vector<float> grad = r;
-  cpu::rope_backward(grad.data(), B, T, H, KVH, D, scaled.inv_freq, 3);
+  cpu::rope_backward(grad.data(), positions.data(), B * T, H, KVH, D, scaled.inv_freq);
   check_all({&qkv}, {&grad}, loss, rng, "rope");
 
   std::vector<float> rotated = qkv;
-  cpu::rope_forward(rotated.data(), B, T, H, KVH, D,
-                    rope_frequencies(10000.0f, RopeScaling{}, D).inv_freq, 0);
+  const std::vector<int32_t> zeros(B * T, 0);
+  cpu::rope_forward(rotated.data(), zeros.data(), B * T, H, KVH, D,
+                    rope_frequencies(10000.0f, RopeScaling{}, D).inv_freq);
   for (int i = (H + KVH) * D; i < W; ++i) CHECK(rotated[i] == qkv[i]);  // v is untouched
   for (int i = 0; i < (H + KVH) * D; ++i) CHECK(rotated[i] == qkv[i]);  // position 0: identity
   // Each rotated pair carries the rounding of cos, sin, two products and a sum: a few u

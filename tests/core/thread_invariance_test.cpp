@@ -83,11 +83,16 @@ TEST_CASE("blocked attention's outputs and gradients are the same whatever the t
   const int64_t B = 1, T = 300, H = 4, KVH = 2, D = 8, W = (H + 2 * KVH) * D;
   const std::vector<float> qkv = random_vector(B * T * W, rng);
   const std::vector<float> dout = random_vector(B * T * H * D, rng);
+  // Samples of 100, 150 and 50 tokens packed into the row: tiles see part of the keys.
+  std::vector<int32_t> positions(B * T);
+  for (int64_t t = 0; t < T; ++t)
+    positions[t] = static_cast<int32_t>(t < 100 ? t : t < 250 ? t - 100 : t - 250);
   check_all_equal(with_thread_counts([&] {
     std::vector<float> out(dout.size()), lse(B * H * T), dqkv(qkv.size());
-    cpu::attention_forward(out.data(), lse.data(), qkv.data(), B, T, H, KVH, D, T, 0);
-    cpu::attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, T, H,
-                            KVH, D);
+    cpu::attention_forward(out.data(), lse.data(), qkv.data(), positions.data(), B, T, H, KVH, D, T,
+                           0);
+    cpu::attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(),
+                            positions.data(), B, T, H, KVH, D);
     std::string bytes;
     append(bytes, out.data(), out.size());
     append(bytes, lse.data(), lse.size());

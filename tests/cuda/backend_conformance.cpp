@@ -114,6 +114,16 @@ struct Pair {
   Twin constant(DType dtype, Shape shape, float value) {
     return make(dtype, shape, std::vector<float>(static_cast<size_t>(shape_numel(shape)), value));
   }
+  // Positions (B, T): first, first + 1, ... along each row, or with sample > 0 restarting
+  // at 0 every `sample` tokens (samples packed into the rows).
+  Twin positions(int64_t B, int64_t T, int64_t first, int64_t sample = 0) {
+    std::vector<float> values(static_cast<size_t>(B * T));
+    for (size_t i = 0; i < values.size(); ++i) {
+      const int64_t t = static_cast<int64_t>(i) % T;
+      values[i] = static_cast<float>(sample > 0 ? t % sample : first + t);
+    }
+    return make(DType::i32, {B, T}, values);
+  }
   Twin tokens(Shape shape, int vocab) {
     std::vector<float> ids(static_cast<size_t>(shape_numel(shape)));
     for (float& id : ids) id = static_cast<float>(rng() % static_cast<uint64_t>(vocab));
@@ -223,12 +233,17 @@ TEST_CASE("embedding with positions and a vocabulary slice") {
     auto wte = p.random(dt, {rows, C}), wpe = p.random(dt, {T + 3, C});
     auto out = p.constant(dt, {B, T, C}, 0.0f), dout = p.random(dt, {B, T, C});
     auto dwte = p.random(dt, {rows, C}), dwpe = p.random(dt, {T + 3, C});
-    p.cpu.embedding_forward(out.cpu, tokens.cpu, wte.cpu, wpe.cpu, 3, start);
-    p.gpu->embedding_forward(out.gpu, tokens.gpu, wte.gpu, wpe.gpu, 3, start);
+    auto stream = p.positions(B, T, 3), packed = p.positions(B, T, 0, 10);
+    p.cpu.embedding_forward(out.cpu, tokens.cpu, stream.cpu, wte.cpu, wpe.cpu, start);
+    p.gpu->embedding_forward(out.gpu, tokens.gpu, stream.gpu, wte.gpu, wpe.gpu, start);
     p.expect_rounded_once({out}, "embedding_forward");
-    p.cpu.embedding_backward(dwte.cpu, dwpe.cpu.view(0, {T, C}), dout.cpu, tokens.cpu, start);
-    p.gpu->embedding_backward(dwte.gpu, dwpe.gpu.view(0, {T, C}), dout.gpu, tokens.gpu, start);
+    p.cpu.embedding_backward(dwte.cpu, dwpe.cpu, dout.cpu, tokens.cpu, stream.cpu, start);
+    p.gpu->embedding_backward(dwte.gpu, dwpe.gpu, dout.gpu, tokens.gpu, stream.gpu, start);
     p.expect_rounded_once({dwte, dwpe}, "embedding_backward");
+    // Packed samples of 10: each position row gathers several tokens' gradients.
+    p.cpu.embedding_backward(dwte.cpu, dwpe.cpu, dout.cpu, tokens.cpu, packed.cpu, start);
+    p.gpu->embedding_backward(dwte.gpu, dwpe.gpu, dout.gpu, tokens.gpu, packed.gpu, start);
+    p.expect_rounded_once({dwte, dwpe}, "embedding_backward (packed samples)");
   }
 }
 
@@ -244,8 +259,9 @@ TEST_CASE("embedding backward rounds a frequent token's row once") {
     const int64_t B = 2, T = 600, C = 300, vocab = 5;
     auto tokens = p.tokens({B, T}, vocab);
     auto dout = p.random(dt, {B, T, C}), dwte = p.random(dt, {vocab, C});
-    p.cpu.embedding_backward(dwte.cpu, Tensor(), dout.cpu, tokens.cpu, 0);
-    p.gpu->embedding_backward(dwte.gpu, Tensor(), dout.gpu, tokens.gpu, 0);
+    auto positions = p.positions(B, T, 0);
+    p.cpu.embedding_backward(dwte.cpu, Tensor(), dout.cpu, tokens.cpu, positions.cpu, 0);
+    p.gpu->embedding_backward(dwte.gpu, Tensor(), dout.gpu, tokens.gpu, positions.gpu, 0);
     CHECK(relative_l2(p.read_gpu(dwte.gpu), p.read_cpu(dwte.cpu)) <= one_rounding(dt));
   }
 }
@@ -288,32 +304,37 @@ TEST_CASE("rotary embedding, attention (grouped queries, decoding) and activatio
     CAPTURE(std::string(dtype_name(dt)));
     Pair p;
     const int64_t B = 2, T = 37, H = 6, KVH = 2, D = 16, W = (H + 2 * KVH) * D;
-    auto qkv = p.random(dt, {B, T, W});
     // Llama 3.1's scaling from a 64-token context: with D 16 pair 0 keeps its frequency,
     // pair 1 is blended and the rest are divided by the factor.
     const RopeFrequencies freqs = rope_frequencies(
         500000.0f, RopeScaling{RopeType::llama3, 32.0, 1.0, 4.0, 64}, static_cast<int>(D));
-    p.cpu.rope_forward(qkv.cpu, H, KVH, freqs, 3);
-    p.gpu->rope_forward(qkv.gpu, H, KVH, freqs, 3);
-    p.expect_rounded_once({qkv}, "rope_forward");
-    p.adopt_gpu_values(qkv);  // the GPU stored rope's output rounded to the dtype
-    auto out = p.constant(dt, {B, T, H * D}, 0.0f), lse = p.constant(DType::f32, {B, H, T}, 0.0f);
-    p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, H, KVH, 0);
-    p.gpu->attention_forward(out.gpu, lse.gpu, qkv.gpu, H, KVH, 0);
-    p.expect_close({out, lse}, "attention_forward");
-    auto dout = p.random(dt, {B, T, H * D}), dqkv = p.constant(dt, {B, T, W}, 7.0f);
-    p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, H, KVH);
-    p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, H, KVH);
-    p.expect_close({dqkv}, "attention_backward");
-    p.cpu.rope_backward(dqkv.cpu, H, KVH, freqs, 3);
-    p.gpu->rope_backward(dqkv.gpu, H, KVH, freqs, 3);
-    p.expect_close({dqkv}, "rope_backward");
+    for (const int64_t sample : {int64_t{0}, int64_t{12}}) {  // one stream; samples of 12
+      CAPTURE(sample);
+      auto positions = p.positions(B, T, sample > 0 ? 0 : 3, sample);
+      auto x = p.random(dt, {B, T, W});
+      p.cpu.rope_forward(x.cpu, positions.cpu, H, KVH, freqs);
+      p.gpu->rope_forward(x.gpu, positions.gpu, H, KVH, freqs);
+      p.expect_rounded_once({x}, "rope_forward");
+      p.adopt_gpu_values(x);  // the GPU stored rope's output rounded to the dtype
+      auto out = p.constant(dt, {B, T, H * D}, 0.0f), lse = p.constant(DType::f32, {B, H, T}, 0.0f);
+      p.cpu.attention_forward(out.cpu, lse.cpu, x.cpu, positions.cpu, H, KVH, 0);
+      p.gpu->attention_forward(out.gpu, lse.gpu, x.gpu, positions.gpu, H, KVH, 0);
+      p.expect_close({out, lse}, "attention_forward");
+      auto dout = p.random(dt, {B, T, H * D}), dqkv = p.constant(dt, {B, T, W}, 7.0f);
+      p.cpu.attention_backward(dqkv.cpu, dout.cpu, x.cpu, out.cpu, lse.cpu, positions.cpu, H, KVH);
+      p.gpu->attention_backward(dqkv.gpu, dout.gpu, x.gpu, out.gpu, lse.gpu, positions.gpu, H, KVH);
+      p.expect_close({dqkv}, "attention_backward");
+      p.cpu.rope_backward(dqkv.cpu, positions.cpu, H, KVH, freqs);
+      p.gpu->rope_backward(dqkv.gpu, positions.gpu, H, KVH, freqs);
+      p.expect_close({dqkv}, "rope_backward");
+    }
     // Decoding: 3 new queries at rows 30..32 of a 40-row cache.
     auto cache = p.random(dt, {B, 40, W});
     auto step_out = p.constant(dt, {B, 3, H * D}, 0.0f);
     auto step_lse = p.constant(DType::f32, {B, H, 3}, 0.0f);
-    p.cpu.attention_forward(step_out.cpu, step_lse.cpu, cache.cpu, H, KVH, 30);
-    p.gpu->attention_forward(step_out.gpu, step_lse.gpu, cache.gpu, H, KVH, 30);
+    auto step_positions = p.positions(B, 3, 30);
+    p.cpu.attention_forward(step_out.cpu, step_lse.cpu, cache.cpu, step_positions.cpu, H, KVH, 30);
+    p.gpu->attention_forward(step_out.gpu, step_lse.gpu, cache.gpu, step_positions.gpu, H, KVH, 30);
     p.expect_close({step_out, step_lse}, "attention_forward (decoding)");
     // Activations.
     const int64_t N = 37, I = 75;
@@ -364,8 +385,9 @@ TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
     const int64_t B = 2, T = 5, H = 6, KVH = 3, D = 8;
     auto qkv = p.random(dt, {B, T, (H + 2 * KVH) * D});
     const RopeFrequencies freqs = rope_frequencies(10000.0f, RopeScaling{}, static_cast<int>(D));
-    p.cpu.rope_forward(qkv.cpu, H, KVH, freqs, 7);
-    p.gpu->rope_forward(qkv.gpu, H, KVH, freqs, 7);
+    auto positions = p.positions(B, T, 7);
+    p.cpu.rope_forward(qkv.cpu, positions.cpu, H, KVH, freqs);
+    p.gpu->rope_forward(qkv.gpu, positions.gpu, H, KVH, freqs);
     p.expect_rounded_once({qkv}, "rope over nine heads");
   }
 }
@@ -373,8 +395,8 @@ TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
 // bf16/fp16 at these head sizes run on tensor cores (core/cuda/attention_tensor_cores.cu;
 // the allocator's 512-byte granularity keeps every tensor 16-byte aligned), f32 on the
 // f32-arithmetic kernels; the case above (head size 16) runs those in every dtype. Query
-// counts leave a short last 64-row tile (and once fill it exactly), and the decoding call
-// starts mid-tile.
+// counts leave a short last 64-row tile (and once fill it exactly), the decoding call
+// starts mid-tile, and samples of 50 tokens packed into the rows cross tile edges.
 TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
   struct AttentionShape {
     int64_t B, T, H, KVH, D;
@@ -391,20 +413,30 @@ TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
       Pair p;
       const int64_t W = (s.H + 2 * s.KVH) * s.D;
       auto qkv = p.random(dt, {s.B, s.T, W});
-      auto out = p.constant(dt, {s.B, s.T, s.H * s.D}, 0.0f);
-      auto lse = p.constant(DType::f32, {s.B, s.H, s.T}, 0.0f);
-      p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, s.H, s.KVH, 0);
-      p.gpu->attention_forward(out.gpu, lse.gpu, qkv.gpu, s.H, s.KVH, 0);
-      p.expect_close({out, lse}, "attention_forward");
-      auto dout = p.random(dt, {s.B, s.T, s.H * s.D}), dqkv = p.constant(dt, {s.B, s.T, W}, 7.0f);
-      p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, s.H, s.KVH);
-      p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, s.H, s.KVH);
-      p.expect_close({dqkv}, "attention_backward");
+      for (const int64_t sample : {int64_t{0}, int64_t{50}}) {
+        CAPTURE(sample);
+        auto positions = p.positions(s.B, s.T, 0, sample);
+        auto out = p.constant(dt, {s.B, s.T, s.H * s.D}, 0.0f);
+        auto lse = p.constant(DType::f32, {s.B, s.H, s.T}, 0.0f);
+        p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, positions.cpu, s.H, s.KVH, 0);
+        p.gpu->attention_forward(out.gpu, lse.gpu, qkv.gpu, positions.gpu, s.H, s.KVH, 0);
+        p.expect_close({out, lse}, "attention_forward");
+        auto dout = p.random(dt, {s.B, s.T, s.H * s.D});
+        auto dqkv = p.constant(dt, {s.B, s.T, W}, 7.0f);
+        p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, positions.cpu, s.H,
+                                 s.KVH);
+        p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, positions.gpu, s.H,
+                                  s.KVH);
+        p.expect_close({dqkv}, "attention_backward");
+      }
       const int64_t queries = 5, first = s.T - 10;
       auto step_out = p.constant(dt, {s.B, queries, s.H * s.D}, 0.0f);
       auto step_lse = p.constant(DType::f32, {s.B, s.H, queries}, 0.0f);
-      p.cpu.attention_forward(step_out.cpu, step_lse.cpu, qkv.cpu, s.H, s.KVH, first);
-      p.gpu->attention_forward(step_out.gpu, step_lse.gpu, qkv.gpu, s.H, s.KVH, first);
+      auto step_positions = p.positions(s.B, queries, first);
+      p.cpu.attention_forward(step_out.cpu, step_lse.cpu, qkv.cpu, step_positions.cpu, s.H, s.KVH,
+                              first);
+      p.gpu->attention_forward(step_out.gpu, step_lse.gpu, qkv.gpu, step_positions.gpu, s.H, s.KVH,
+                               first);
       p.expect_close({step_out, step_lse}, "attention_forward (decoding)");
     }
   }
@@ -416,8 +448,9 @@ TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
     auto cache = p.random(dt, {B, first + queries, (H + 2 * KVH) * D});
     auto out = p.constant(dt, {B, queries, H * D}, 0.0f);
     auto lse = p.constant(DType::f32, {B, H, queries}, 0.0f);
-    p.cpu.attention_forward(out.cpu, lse.cpu, cache.cpu, H, KVH, first);
-    p.gpu->attention_forward(out.gpu, lse.gpu, cache.gpu, H, KVH, first);
+    auto positions = p.positions(B, queries, first);
+    p.cpu.attention_forward(out.cpu, lse.cpu, cache.cpu, positions.cpu, H, KVH, first);
+    p.gpu->attention_forward(out.gpu, lse.gpu, cache.gpu, positions.gpu, H, KVH, first);
     p.expect_close({out, lse}, "attention_forward (decoding two tiles)");
   }
 }

@@ -90,9 +90,13 @@ TEST_CASE("each tensor-parallel block equals its single-rank twin: output and ev
     struct Result {
       std::vector<float> out, dx, grads;
     };
+    std::vector<int32_t> positions(static_cast<size_t>(N));  // one stream per row
+    for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i % T);
+    const Tensor position_tensor(positions.data(), DType::i32, {B, T});
     auto run = [&](const UnitLayout& layout, std::vector<float>& params, TpSlice s,
                    ReduceGroup* group) {
-      const BlockContext ctx{be, alloc, c, BlockShape{B, T}, 0, Tensor(), s, group};
+      const BlockContext ctx{be,       alloc, c,    BlockShape{B, T}, 0, position_tensor,
+                             Tensor(), s,     group};
       BlockSaved saved;
       f->block_forward(ctx, layout, host(params, {layout.numel}), host(x, {N, c.hidden}), saved);
       Result r;
