@@ -1,11 +1,5 @@
-// Training and evaluation batches cut from a token file as fixed-length windows.
-//
-// Window w covers tokens [w*seq_len, w*seq_len + seq_len + 1): its inputs are the
-// first seq_len of them and its targets the last seq_len (the inputs shifted by one),
-// so consecutive windows share one token and a file of `size` tokens has
-// (size - 1) / seq_len windows. A target whose token the file's loss mask marks as not
-// a training target (a prompt token) is kMaskedTarget instead of the token: the loss
-// is the mean over the targets >= 0 only.
+// Training and evaluation batches cut from a token file as windows (io/window_layout.h:
+// a stream cut every seq_len tokens, or samples packed whole into windows).
 //
 // DataLoader serves the windows of each optimizer step's global batch from a stream: the
 // stream is epoch 0's permutation of all windows, then epoch 1's, and so on, each a
@@ -23,33 +17,22 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/micro_batch.h"
 #include "io/token_file.h"
+#include "io/window_layout.h"
 
 namespace llmft::io {
 
-// The target of an input position whose next token is not a training target.
-constexpr int32_t kMaskedTarget = -1;
-
-// `batch` rows of `seq_len` tokens, row-major (batch, seq_len).
-struct Batch {
-  int batch = 0;
-  int seq_len = 0;
-  std::vector<int32_t> inputs;
-  // targets[r*seq_len + t] is the token that follows inputs[r*seq_len + t], or
-  // kMaskedTarget when that token is not a training target.
-  std::vector<int32_t> targets;
-};
-
 class DataLoader {
  public:
-  // Keeps a reference to `file`, which must outlive the loader. Throws llmft::Error
-  // naming the file when it is too short for one window of seq_len, or when no window
-  // has a training target (a window with none is fine: a step's loss is the mean over
+  // Keeps a reference to `file`, which must outlive the loader. Throws llmft::Error as
+  // WindowLayout does (a window with no target is fine: a step's loss is the mean over
   // all of its targets).
   // REQUIRES: seq_len > 0.
   DataLoader(const TokenFile& file, int seq_len, uint64_t seed);
 
   size_t num_windows() const { return num_windows_; }
+  const WindowLayout& layout() const { return layout_; }
 
   // The windows (indices into the file's windows) of step `step`'s global batch of
   // `global_windows`, in stream order. REQUIRES: step >= 1, global_windows > 0.
@@ -69,8 +52,7 @@ class DataLoader {
   // Epoch `epoch`'s permutation of the windows (the last one computed is kept).
   const std::vector<size_t>& order_of(int64_t epoch);
 
-  const TokenFile& file_;
-  int seq_len_;
+  WindowLayout layout_;
   uint64_t seed_;
   size_t num_windows_;
   int64_t cached_epoch_ = -1;
@@ -85,5 +67,8 @@ class DataLoader {
 // REQUIRES: seq_len > 0, micro_batch > 0, max_windows > 0.
 std::vector<Batch> evaluation_batches(const TokenFile& file, int seq_len, int micro_batch,
                                       int max_windows);
+
+// Views of `batches` for the engine (valid while the batches live).
+std::vector<MicroBatch> micro_batch_views(const std::vector<Batch>& batches);
 
 }  // namespace llmft::io
