@@ -87,6 +87,15 @@ std::string one_line(std::string text) {
   return text;
 }
 
+// The last line of `text` that is not empty ("" for none).
+std::string last_line(const std::string& text) {
+  const size_t end = text.find_last_not_of("\r\n");
+  if (end == std::string::npos) return "";
+  const size_t newline = text.rfind('\n', end);
+  const size_t begin = newline == std::string::npos ? 0 : newline + 1;
+  return text.substr(begin, end + 1 - begin);
+}
+
 // Line `line` (1-based) of `text`, trimmed and shortened for a message.
 std::string line_of(const std::string& text, size_t line) {
   std::istringstream lines(text);
@@ -186,12 +195,9 @@ std::vector<std::string> ChatTemplate::render(const std::vector<Conversation>& c
   try {
     reply = Json::parse(result.out);
   } catch (const Error&) {
-    const size_t last = result.err.find_last_not_of("\n");
-    const size_t begin = last == std::string::npos ? 0 : result.err.rfind('\n', last);
     LLMFT_FAIL("rendering chat template "
-               << origin_ << " with '" << python << "' failed (exit " << result.exit_status
-               << "): " << one_line(result.err.substr(begin == std::string::npos ? 0 : begin + 1))
-               << "; check that '" << python << "' is Python 3");
+               << origin_ << " with '" << python << "' failed (exit " << result.exit_status << "): "
+               << one_line(last_line(result.err)) << "; check that '" << python << "' is Python 3");
   }
   if (const Json* kind = reply.find("error")) {
     const std::string message = one_line(reply.at("message").as_string());

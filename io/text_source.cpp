@@ -168,7 +168,7 @@ Document parse_jsonl_document(const std::string& path, size_t line_number,
   if (text != nullptr) forms.push_back("text");
   if (prompt != nullptr || response != nullptr) forms.push_back(prompt ? "prompt" : "response");
   LLMFT_REQUIRE(forms.size() <= 1, where << ": the line has both \"" << forms[0] << "\" and \""
-                                         << forms[1] << "\", but it must be one form"
+                                         << forms[1] << "\", but it must be one form or the other"
                                          << kJsonlLineForms);
   for (const char* key : kConversationKeys) {
     if (const Json* messages = value.find(key)) {
@@ -177,8 +177,8 @@ Document parse_jsonl_document(const std::string& path, size_t line_number,
   }
   if (text != nullptr) return {"", *text, {}, line_number};
   LLMFT_REQUIRE(prompt != nullptr || response != nullptr,
-                where << ": no \"text\" field, no \"prompt\" and \"response\" fields and no "
-                      << "\"messages\"" << kJsonlLineForms);
+                where << ": no \"text\" field and no \"prompt\" and \"response\" fields (and "
+                      << "no \"messages\")" << kJsonlLineForms);
   LLMFT_REQUIRE(prompt != nullptr, where << ": \"response\" without \"prompt\"" << kJsonlLineForms);
   LLMFT_REQUIRE(response != nullptr,
                 where << ": \"prompt\" without \"response\"" << kJsonlLineForms);

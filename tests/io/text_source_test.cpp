@@ -178,5 +178,81 @@ TEST_CASE("text that is not UTF-8 is refused naming the file, line and byte offs
   CHECK(read_documents(dir.write("emoji.txt", "\xF0\x9F\x98\x80 \xC3\xA9"), nullptr).size() == 1);
 }
 
+// The conversation of the only line of `path`, as (role, content) pairs.
+std::vector<std::pair<std::string, std::string>> messages_of(const std::string& path) {
+  const std::vector<Document> documents = read_documents(path, nullptr);
+  REQUIRE(documents.size() == 1);
+  std::vector<std::pair<std::string, std::string>> messages;
+  for (const ChatMessage& message : documents[0].conversation) {
+    messages.emplace_back(message.role, message.content);
+  }
+  return messages;
+}
+
+TEST_CASE("conversation lines: messages, conversations and ShareGPT's from/value") {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"system", "Be brief."}, {"user", "Hi \u00e9"}, {"assistant", "Hello."}};
+  CHECK(messages_of(dir.write("messages.jsonl",
+                              "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
+                              "{\"role\": \"user\", \"content\": \"Hi \\u00e9\"}, {\"role\": "
+                              "\"assistant\", \"content\": \"Hello.\"}], \"id\": 7}\n")) ==
+        expected);
+  CHECK(messages_of(dir.write("sharegpt.jsonl",
+                              "{\"conversations\": [{\"from\": \"system\", \"value\": \"Be "
+                              "brief.\"}, {\"from\": \"human\", \"value\": \"Hi \u00e9\"}, "
+                              "{\"from\": \"gpt\", \"value\": \"Hello.\"}]}\n")) == expected);
+  CHECK(messages_of(dir.write("conversations_roles.jsonl",
+                              "{\"conversations\": [{\"role\": \"user\", \"content\": \"Q\"}, "
+                              "{\"role\": \"assistant\", \"content\": \"A\"}]}\n")) ==
+        std::vector<std::pair<std::string, std::string>>{{"user", "Q"}, {"assistant", "A"}});
+  // Lines of one file may mix the forms; each keeps its line number.
+  const auto documents =
+      read_documents(dir.write("mixed.jsonl",
+                               "{\"text\": \"t\"}\n\n{\"messages\": [{\"role\": \"assistant\", "
+                               "\"content\": \"A\"}]}\n"),
+                     nullptr);
+  REQUIRE(documents.size() == 2);
+  CHECK_FALSE(documents[0].is_conversation());
+  CHECK(documents[0].line == 1);
+  CHECK(documents[1].is_conversation());
+  CHECK(documents[1].line == 3);
+}
+
+TEST_CASE("a malformed conversation line is refused naming the file, the line and the message") {
+  TempDir dir;
+  const std::string ok = "{\"text\": \"t\"}\n";
+  const auto error_for = [&](const std::string& name, const std::string& line) {
+    return error_of(dir.write(name, ok + line + "\n"));
+  };
+  CHECK(contains(error_for("a.jsonl", "{\"messages\": []}"),
+                 "a.jsonl:2: \"messages\" must be a non-empty array of messages"));
+  CHECK(contains(error_for("b.jsonl", "{\"messages\": {\"role\": \"user\"}}"),
+                 "b.jsonl:2: \"messages\" must be a non-empty array"));
+  CHECK(contains(error_for("c.jsonl", "{\"messages\": [\"hi\"]}"),
+                 "c.jsonl:2: message 1 is a JSON string, not an object"));
+  CHECK(contains(error_for("d.jsonl", "{\"messages\": [{\"role\": \"bot\", \"content\": \"x\"}]}"),
+                 "d.jsonl:2: message 1 has the role \"bot\""));
+  CHECK(contains(error_for("e.jsonl", "{\"messages\": [{\"from\": \"user\", \"value\": \"x\"}]}"),
+                 "e.jsonl:2: message 1 has the from \"user\""));
+  CHECK(contains(error_for("f.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": 3}]}"),
+                 "f.jsonl:2: message 1 has no string \"content\""));
+  CHECK(contains(error_for("g.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}"),
+                 "g.jsonl:2: the conversation has no assistant message"));
+  CHECK(contains(error_for("h.jsonl",
+                           "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}, "
+                           "{\"role\": \"assistant\", \"content\": \" \\n\"}]}"),
+                 "h.jsonl:2: message 2 is an assistant message with no text"));
+  CHECK(contains(error_for("i.jsonl",
+                           "{\"messages\": [{\"role\": \"user\", \"from\": \"human\", "
+                           "\"content\": \"x\"}]}"),
+                 "i.jsonl:2: message 1 has both \"role\" and \"from\""));
+  const std::string two = error_for("j.jsonl", "{\"messages\": [], \"text\": \"t\"}");
+  CHECK(contains(two, "j.jsonl:2: the line has both \"messages\" and \"text\""));
+  CHECK(contains(two, "{\"messages\": [{\"role\": \"user\""));  // says what a line may be
+  CHECK(contains(error_for("k.jsonl", "{\"messages\": [], \"conversations\": []}"),
+                 "both \"messages\" and \"conversations\""));
+}
+
 }  // namespace
 }  // namespace llmft::io
