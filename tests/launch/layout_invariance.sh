@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The layout does not change what a run trains on: for one seed and one global batch of 4
-# windows, the llmft binary's loss curves under nine layouts (1 rank: micro-batch 4;
+# windows, the llmft binary's loss curves under ten layouts (1 rank: micro-batch 4;
 # 2 x 2 accumulated; 1 x 4 accumulated; 2 ranks: micro-batch 2; 1 x 2 accumulated;
-# tensor-parallel 2 x micro-batch 4; ZeRO-1 x 1 x 2 accumulated; 4 ranks: ZeRO-3 x
-# micro-batch 1; dp 2 x tp 2 with ZeRO-2) agree within tests/support/parity.h's fp32
-# tolerance, for AdamW on plain text and on prompt/response data (masked prompts: windows
-# hold different numbers of targets, and the loss is the mean over the global batch's
-# targets in every layout), and for LOMO in the layouts it allows (it cannot accumulate).
+# tensor-parallel 2 x micro-batch 4, with and without sequence parallelism; ZeRO-1 x 1 x 2
+# accumulated; 4 ranks: ZeRO-3 x micro-batch 1; dp 2 x tp 2 with ZeRO-2) agree within
+# tests/support/parity.h's fp32 tolerance, for AdamW on plain text (one stream) and on
+# prompt/response rows (samples packed into windows, each attending to itself only, with
+# masked prompts: windows hold different numbers of targets, and the loss is the mean over
+# the global batch's targets in every layout; tests/parallel/packed_samples_test.cpp
+# checks a packed window against its samples run alone), and for LOMO in the layouts it
+# allows (it cannot accumulate).
 # Every run's worst-rank allocator peak equals the memory model's prediction (a dry run of
 # the same allocations: exact), and its measured device peak is within 2% of the
 # predicted one (on a GPU, cudaMemGetInfo's figure beside the allocator's; on CPU ranks
@@ -38,7 +41,8 @@ layouts=(
   "1r-mb1x4|1|--micro-batch 1 --grad-accum 4"
   "2r-mb2|2|--micro-batch 2"
   "2r-mb1x2|2|--micro-batch 1 --grad-accum 2"
-  "2r-tp2-mb4|2|--tp 2 --micro-batch 4"
+  "2r-tp2-mb4|2|--tp 2 --sequence-parallel off --micro-batch 4"
+  "2r-tp2-sp-mb4|2|--tp 2 --sequence-parallel on --micro-batch 4"
   "4r-zero3-mb1|4|--zero 3 --micro-batch 1"
   "2r-zero1-mb1x2|2|--zero 1 --micro-batch 1 --grad-accum 2"
   "4r-dp2-tp2-zero2-mb2|4|--tp 2 --zero 2 --micro-batch 2"
