@@ -17,3 +17,14 @@ if(LLMFT_PYTHON)
             --mpiexec ${MPIEXEC_EXECUTABLE} ${mpi_flag_args})
   set_tests_properties(hf_oracle_weights PROPERTIES TIMEOUT 300)
 endif()
+# The complete model directory (hf_export_oracle.py): --save-dir and `llmft export` of a
+# bf16 run with a chat-template tokenizer, loaded by AutoTokenizer, AutoModelForCausalLM
+# and pipeline("text-generation"), whose greedy tokens equal `llmft generate`'s (--chat
+# too). Exit 77 (skipped) where torch, transformers or tokenizers are missing.
+if(LLMFT_PYTHON)
+  add_test(NAME hf_oracle_export
+    COMMAND ${LLMFT_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/hf_export_oracle.py
+            $<TARGET_FILE:llmft> ${PROJECT_SOURCE_DIR}/examples/data
+            ${CMAKE_CURRENT_BINARY_DIR}/oracle_export)
+  set_tests_properties(hf_oracle_export PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()
