@@ -251,7 +251,7 @@ TEST_CASE("evaluation batches are the first windows in file order") {
   CHECK(all[2].batch == 5);
 }
 
-TEST_CASE("prompt tokens are masked end to end: prepare, then exactly those targets are -1") {
+TEST_CASE("prompt tokens are masked end to end: prepare, pack, then exactly those targets are -1") {
   TempDir dir;
   const std::string input = dir.write("instruct.jsonl",
                                       "{\"prompt\": \"Q1\", \"response\": \"ab\"}\n"
@@ -259,17 +259,19 @@ TEST_CASE("prompt tokens are masked end to end: prepare, then exactly those targ
                                       "{\"text\": \"xy\"}\n");
   const std::string output = dir.file("instruct.tok");
   prepare_token_file(input, output, ByteTokenizer(), false);
-  // Tokens:  Q 1 a b EOT | Q 2 2 c EOT | x y EOT   (13 tokens, 3 windows of 4)
+  // Samples: Q 1 a b EOT | Q 2 2 c EOT | x y EOT, each a window of its own at seq_len 4
+  // (the first two cut to their first 4 tokens, the third padded with token 0).
   // Targets: 0 0 1 1 1   | 0 0 0 1 1   | 1 1 1
   const TokenFile file(output);
   const int32_t eot = ByteTokenizer::kEndOfText;
   const int32_t masked = kMaskedTarget;
   const std::vector<std::vector<int32_t>> inputs = {
-      {'Q', '1', 'a', 'b'}, {eot, 'Q', '2', '2'}, {'c', eot, 'x', 'y'}};
+      {'Q', '1', 'a', 'b'}, {'Q', '2', '2', 'c'}, {'x', 'y', eot, 0}};
   const std::vector<std::vector<int32_t>> targets = {
-      {masked, 'a', 'b', eot},        // predicting "1" from "Q" is not trained on
-      {masked, masked, masked, 'c'},  // nor the next prompt, after the EOT
-      {eot, 'x', 'y', eot}};          // a plain document is trained on throughout
+      {masked, 'a', 'b', eot},      // predicting "1" from "Q" is not trained on; the cut
+                                    // sample's last kept token still predicts its next
+      {masked, masked, 'c', eot},   // nor the second prompt
+      {'y', eot, masked, masked}};  // a plain sample is trained on to its end, not past it
 
   const std::vector<Batch> batches = evaluation_batches(file, 4, 3, 10);
   REQUIRE(batches.size() == 1);
