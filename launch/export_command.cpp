@@ -75,12 +75,6 @@ int run_export(const Args& args, MpiRuntime& mpi) {
   const std::vector<UnitLayout> units = unit_layouts(config);
   const DType dtype = parse_dtype(export_dtype.empty() ? info.dtype : export_dtype);
   io::ModelDirectoryFiles files = io::model_directory_files(config, tokenizer, chat_template);
-  if (files.tokenizer_dir.empty() && tokenizer != "byte") {
-    std::fprintf(stderr,
-                 "export: no --tokenizer, so %s gets no tokenizer files; pass the one the "
-                 "model was trained with for AutoTokenizer and pipeline() to load it\n",
-                 save_dir.c_str());
-  }
   const auto read_unit = [&file](const UnitLayout& unit) {
     std::vector<float> values;
     for (int i = 0; i < static_cast<int>(unit.params.size()); ++i) {
@@ -97,12 +91,19 @@ int run_export(const Args& args, MpiRuntime& mpi) {
   // The directory belongs to this export while it writes (io/directory_lock.h).
   io::ensure_directory(save_dir, "--save-dir");
   const io::DirectoryLock lock(save_dir, "--save-dir", "llmft export --checkpoint " + path);
+  const bool without_tokenizer = files.tokenizer_dir.empty() && tokenizer != "byte";
   io::HfModelWriter writer(save_dir, config, units, max_shard_bytes, dtype, std::move(files));
   for (const UnitLayout& unit : units) writer.add_unit(read_unit(unit));
   file.close();
   writer.finish();
   std::printf("exported %s (step %lld) to %s (%s)\n", path.c_str(),
               static_cast<long long>(info.step), save_dir.c_str(), writer.describe().c_str());
+  if (without_tokenizer) {
+    std::fprintf(stderr,
+                 "export: no --tokenizer, so %s has no tokenizer files; pass the one the model "
+                 "was trained with for AutoTokenizer and pipeline() to load it\n",
+                 save_dir.c_str());
+  }
   return 0;
 }
 
