@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "launch/build_report.h"
+#include "launch/commands.h"
 
 namespace llmft {
 
@@ -68,6 +69,24 @@ std::vector<std::string> join_negative_values(const std::vector<std::string>& ar
   return joined;
 }
 
+// Boost guesses an option from a unique prefix unless told not to ("--check" was
+// --checkpoint-dir, "--checkpoint" an ambiguous guess): every option is spelt out.
+constexpr int kCommandStyle = boost::program_options::command_line_style::default_style &
+                              ~boost::program_options::command_line_style::allow_guessing;
+
+// Boost drops words that are no option's value when there are no positional options, so
+// `llmft train evaluate` trained; every word is an option or its value.
+void require_no_stray_words(const po::parsed_options& parsed) {
+  for (const po::option& option : parsed.options) {
+    if (!option.string_key.empty()) continue;
+    const std::string word = option.original_tokens.empty() ? "" : option.original_tokens[0];
+    LLMFT_FAIL("stray word '" << word
+                              << "' in the command line: the command comes first and every "
+                                 "other word is an --option or its value"
+                              << command_hint(word));
+  }
+}
+
 }  // namespace
 
 bool parse_options(const std::vector<std::string>& args, const po::options_description& options,
@@ -83,7 +102,12 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
   po::options_description all;
   all.add(common).add(options);
   try {
-    po::store(po::command_line_parser(join_negative_values(args, all)).options(all).run(), values);
+    const po::parsed_options parsed = po::command_line_parser(join_negative_values(args, all))
+                                          .options(all)
+                                          .style(kCommandStyle)
+                                          .run();
+    require_no_stray_words(parsed);
+    po::store(parsed, values);
     if (values.count("config")) {
       po::store(parse_config_file(values["config"].as<std::string>(), options, check_config_values),
                 values);

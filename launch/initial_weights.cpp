@@ -1,6 +1,5 @@
 #include "launch/initial_weights.h"
 
-#include <cstdio>
 #include <string>
 
 #include "core/byte_size.h"
@@ -9,24 +8,24 @@
 
 namespace llmft {
 
-void load_initial_weights(const std::string& path, Engine& engine,
-                          const std::vector<UnitLayout>& whole,
-                          const std::vector<UnitLayout>& local, TpSlice slice, Communicator* world,
-                          Backend& backend) {
+std::string load_initial_weights(const std::string& path, Engine& engine,
+                                 const std::vector<UnitLayout>& whole,
+                                 const std::vector<UnitLayout>& local, TpSlice slice,
+                                 Communicator* world, Backend& backend) {
   io::HfWeightLoader loader(path);
   for (size_t u = 0; u < whole.size(); ++u) {
     engine.write_params(static_cast<int>(u), loader.read_unit(whole[u], local[u], slice));
   }
   const std::vector<uint64_t> read = gather_rank_values(world, backend, {loader.bytes_read()});
-  if (world != nullptr && world->rank() != 0) return;
+  if (world != nullptr && world->rank() != 0) return "";
   std::string per_rank;
   for (size_t r = 0; r < read.size(); ++r) {
     per_rank += (r > 0 ? ", " : "") + std::to_string(read[r]);
   }
-  std::printf("loaded weights from %s (%d file%s); bytes read per rank: %s (%s on rank 0)\n",
-              loader.files().origin().c_str(), loader.files().shard_count(),
-              loader.files().shard_count() == 1 ? "" : "s", per_rank.c_str(),
-              format_bytes(static_cast<double>(read[0])).c_str());
+  const int files = loader.files().shard_count();
+  return "loaded weights from " + loader.files().origin() + " (" + std::to_string(files) +
+         (files == 1 ? " file" : " files") + "); bytes read per rank: " + per_rank + " (" +
+         format_bytes(static_cast<double>(read[0])) + " on rank 0)";
 }
 
 }  // namespace llmft

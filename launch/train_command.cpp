@@ -3,7 +3,6 @@
 #include <memory>
 #include <optional>
 
-#include "comm/communicator_registry.h"
 #include "comm/rank_agreement.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
@@ -21,6 +20,7 @@
 #include "launch/cpu_share.h"
 #include "launch/divergence_guard.h"
 #include "launch/initial_weights.h"
+#include "launch/job_devices.h"
 #include "launch/output_checks.h"
 #include "launch/run_outputs.h"
 #include "launch/run_settings.h"
@@ -52,14 +52,6 @@ std::vector<MicroBatch> views_of(const std::vector<io::Batch>& batches) {
   return views;
 }
 
-void check_vocab(const io::TokenFile& file, const ModelConfig& config, const std::string& option) {
-  LLMFT_REQUIRE(file.vocab_size() == config.vocab_size,
-                option << " " << file.path() << " was tokenized with a vocabulary of "
-                       << file.vocab_size() << " but --model " << config.name << " has "
-                       << config.vocab_size
-                       << "; prepare the data with the model's tokenizer or pick a matching model");
-}
-
 EngineOptions engine_options_from(const TrainOptions& o) {
   EngineOptions e;
   e.optimizer.kind = parse_optimizer_kind(o.optimizer);
@@ -68,12 +60,20 @@ EngineOptions engine_options_from(const TrainOptions& o) {
   e.optimizer.eps = o.eps;
   e.optimizer.weight_decay = o.weight_decay;
   e.optimizer.momentum = o.momentum;
-  e.schedule = LrSchedule{parse_lr_shape(o.lr_schedule), o.lr, o.min_lr, o.warmup, o.steps};
   e.clip_grad = o.clip_grad;
   e.dtype = parse_dtype(o.dtype);
   e.loss_scale = LossScaleConfig{e.dtype == DType::f16, o.initial_loss_scale, o.loss_scale_window};
   e.seed = o.seed;
   return e;
+}
+
+// Data smaller than one global batch still trains, but every step repeats windows.
+void warn_if_data_under_batch(const TrainOptions& o, size_t windows, int global_windows) {
+  if (windows >= static_cast<size_t>(global_windows)) return;
+  std::fprintf(stderr,
+               "warning: --data %s holds %zu windows of --seq-len %d, fewer than one global "
+               "batch of %d windows: windows repeat within a step\n",
+               o.data.c_str(), windows, o.seq_len, global_windows);
 }
 
 }  // namespace
@@ -86,8 +86,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                      check_config_file)) {
     return 0;
   }
+  check_run_length(o, values);
   validate_train_options(o, mpi.size());
   check_train_outputs(o, values);
+  imply_model_from_weights(o, values);
   const ModelConfig config = io::resolve_model(o.model);
   resolve_checkpointing(o, config.n_layer);
   o.offload = parse_layout_switch(o.offload_optimizer, "--offload-optimizer").value_or(false);
@@ -96,10 +98,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     if (mpi.rank() == 0) std::printf("%lld\n", static_cast<long long>(parameter_count(config)));
     return 0;
   }
-  LLMFT_REQUIRE(o.seq_len <= config.max_seq_len,
-                "--seq-len " << o.seq_len << " is longer than the context of --model "
-                             << config.name << " (" << config.max_seq_len
-                             << " positions); use --seq-len " << config.max_seq_len << " or less");
+  require_context(o, config);
   if (o.threads == 0) o.threads = default_threads(mpi);
   std::vector<Setting> settings = option_settings(values);
   settings.push_back(model_setting(config));
@@ -108,22 +107,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   require_ranks_agree(settings);
 
   EngineOptions engine_options = engine_options_from(o);
-  const size_t requested_memory = parse_byte_size(o.device_memory, "--device-memory");
-  NodePlacement placement{mpi.local_rank(), mpi.local_size(), o.share_devices, {}, {}};
-  if (mpi.local_size() > 1) {
-    placement.node_gather = [&mpi](const std::string& value) { return mpi.node_gather(value); };
-    if (o.share_devices) placement.node_barrier = [&mpi] { mpi.node_barrier(); };
-  }
-  std::unique_ptr<Backend> backend = make_backend(o.device, placement, requested_memory);
-  // Communicators are created and warmed before the backend reserves its memory (at the
-  // first memory() or memory_capacity()), so that their own buffers (NCCL's) are in place
-  // beside it and measured (Backend::communicator_overhead).
-  std::unique_ptr<Communicator> world;
-  if (mpi.size() > 1) {
-    world = make_world_communicator(o.comm, o.comm_timeout, *backend);
-    world->warm_up(engine_options.dtype);
-  }
-  if (o.threads > 0) backend->set_threads(o.threads);
+  JobDevices devices = start_devices(o, mpi, engine_options.dtype);
+  const size_t requested_memory = devices.requested_memory;
+  const std::unique_ptr<Backend>& backend = devices.backend;
+  const std::unique_ptr<Communicator>& world = devices.world;
   if (o.auto_plan) {
     const Layout chosen =
         auto_plan(o, values, config, engine_options.optimizer, *backend, world.get(), mpi.size());
@@ -131,25 +118,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     apply_layout(o, chosen);
     backend->release_memory();  // calibration's; the mesh's communicators come first
   }
-  // The ranks form a dp x tp mesh (tensor-parallel ranks adjacent).
-  const MeshShape shape = mesh_shape(mpi.size(), o.tp, config);
-  LLMFT_REQUIRE(o.dp == 0 || o.dp == shape.dp,
-                "--dp " << o.dp << " with " << mpi.size() << " ranks and --tp " << shape.tp
-                        << ": --dp must be " << shape.dp << " (ranks / --tp), or 0");
+  const JobMesh mesh = split_mesh(o, world.get(), mpi.size(), config, engine_options.dtype);
+  const MeshShape shape = mesh.shape;
   if (!o.auto_plan) apply_global_batch(o, values, shape.dp);
-  std::unique_ptr<Mesh> mesh;
-  Communicator* data_parallel = nullptr;
-  Communicator* tensor_parallel = nullptr;
-  if (world) {
-    mesh = std::make_unique<Mesh>(*world, shape);
-    if (shape.dp > 1) data_parallel = &mesh->data_parallel();
-    if (shape.tp > 1) tensor_parallel = &mesh->tensor_parallel();
-    for (Communicator* group : {data_parallel, tensor_parallel}) {
-      if (group) group->warm_up(engine_options.dtype);
-    }
-    engine_options.data_parallel = data_parallel;
-    engine_options.tensor_parallel = tensor_parallel;
-  }
+  Communicator* const data_parallel = mesh.data_parallel;
+  Communicator* const tensor_parallel = mesh.tensor_parallel;
+  engine_options.data_parallel = data_parallel;
+  engine_options.tensor_parallel = tensor_parallel;
 
   io::TokenFile train_file(o.data);
   check_vocab(train_file, config, "--data");
@@ -159,6 +134,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     check_vocab(*val_file, config, "--val-data");
   }
   io::DataLoader loader(train_file, o.seq_len, o.seed);
+  // The windows of a step depend only on the seed, the global batch and the step; the
+  // layout only decides which rank reads which of them when (io/batch_cut.h).
+  const io::BatchCut cut{o.micro_batch, o.grad_accum, shape.dp};
+  resolve_epochs(o, loader.num_windows(), cut.global_windows());
+  engine_options.schedule =
+      LrSchedule{parse_lr_shape(o.lr_schedule), o.lr, o.min_lr, o.warmup, o.steps};
+  if (mpi.rank() == 0) warn_if_data_under_batch(o, loader.num_windows(), cut.global_windows());
   std::vector<io::Batch> val_batches;
   if (val_file) {
     val_batches = io::evaluation_batches(*val_file, o.seq_len, o.micro_batch, o.eval_windows);
@@ -210,9 +192,9 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                     << "; use a higher --zero to shard it over more ranks, raise --host-memory, "
                        "or drop --offload-optimizer");
 
-  const TpSlice tp_slice{mesh ? mesh->tp_rank() : 0, shape.tp};
+  const TpSlice tp_slice = mesh.tp_slice();
   engine_options.zero_stage = o.zero;
-  const int dp = shape.dp, dp_rank = mesh ? mesh->dp_rank() : 0;
+  const int dp_rank = mesh.dp_rank();
   const bool lead = mpi.rank() == 0;
 
   Allocator allocator(backend->memory(), budget);
@@ -225,16 +207,15 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     host_allocator = std::make_unique<Allocator>(backend->host_pool_memory(), host_budget);
     engine_options.offload = HostPool{host_kernels.get(), host_allocator.get()};
   }
-  ModelOptions model_options(false, tp_slice, tensor_parallel);
-  model_options.checkpointed_blocks = o.checkpointed_blocks;
-  model_options.sequence_parallel = o.sequence;
-  std::unique_ptr<Model> model = make_model(config, *backend, allocator, model_options);
+  std::unique_ptr<Model> model =
+      make_model(config, *backend, allocator, model_options_for(o, mesh));
   Engine engine(*model, *backend, allocator, engine_options);
   // Checkpoints hold the whole model; each rank keeps its tensor-parallel slice.
   const std::vector<UnitLayout> whole_units = unit_layouts(config);
   if (!o.init_from.empty()) {
-    load_initial_weights(o.init_from, engine, whole_units, model->units(), tp_slice, world.get(),
-                         *backend);
+    const std::string loaded = load_initial_weights(
+        o.init_from, engine, whole_units, model->units(), tp_slice, world.get(), *backend);
+    if (lead) std::printf("%s\n", loaded.c_str());
   }
 
   // A wrong --resume, an unwritable --checkpoint-dir or --save-dir should fail now, not
@@ -255,9 +236,6 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   }
 
   const double flops_per_token = training_flops_per_token(config, o.seq_len);
-  // The windows of a step depend only on the seed, the global batch and the step; the
-  // layout only decides which rank reads which of them when (io/batch_cut.h).
-  const io::BatchCut cut{o.micro_batch, o.grad_accum, dp};
   const std::unique_ptr<Event> step_start = backend->create_event(),
                                step_end = backend->create_event();
   DivergenceGuard divergence(engine_options.dtype, o.max_skipped_steps,
@@ -288,15 +266,17 @@ int run_train(const Args& args, MpiRuntime& mpi) {
       }
       throw DivergedError(std::string(e.what()) + "; " + checkpoints_left);
     }
-    StepRecord record{step,
-                      stats,
-                      seconds,
-                      flops_per_token,
-                      allocator.total_peak(),
-                      worst_rank_peak(world.get(), *backend, allocator),
-                      {},
-                      {},
-                      host_allocator ? host_allocator->total_peak() : 0};
+    StepRecord record{
+        step,
+        stats,
+        seconds,
+        flops_per_token,
+        allocator.total_peak(),
+        worst_rank_peak(world.get(), *backend, allocator),
+        {},
+        {},
+        host_allocator ? host_allocator->total_peak() : 0,
+        static_cast<double>(windows_consumed) / static_cast<double>(loader.num_windows())};
     if (data_parallel) {
       record.comm = data_parallel->counters();
       data_parallel->reset_counters();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 
 #include "comm/communicator_registry.h"
 #include "core/byte_size.h"
@@ -15,20 +16,69 @@
 
 namespace llmft {
 
-po::options_description train_option_descriptions(TrainOptions& o) {
+void add_weights_options(po::options_description& group, TrainOptions& o) {
   const std::string models = model_option_help();
   // clang-format off
-  po::options_description model("Model");
-  model.add_options()
+  group.add_options()
       ("model", po::value(&o.model)->default_value("gpt2-tiny"), models.c_str())
       ("init-from", po::value(&o.init_from)->default_value(""),
        "start from these weights: a Hugging Face model directory, its "
        "model.safetensors.index.json (sharded weights) or one .safetensors file; F32, BF16 "
-       "or F16; each rank reads only its own slices")
+       "or F16; each rank reads only its own slices; without --model, the model is the "
+       "config.json beside them")
       ("dtype", po::value(&o.dtype)->default_value("fp32"),
        "stored dtype of weights and gradients: fp32, bf16 or fp16 (the step computes in fp32 "
        "on cpu, in this dtype with fp32 accumulation on cuda; bf16 and fp16 keep an fp32 "
-       "master copy for the optimizer)")
+       "master copy for the optimizer)");
+  // clang-format on
+}
+
+void add_window_options(po::options_description& group, TrainOptions& o) {
+  // clang-format off
+  group.add_options()
+      ("data", po::value(&o.data)->default_value(""), "token file (llmft prepare)")
+      ("seq-len", po::value(&o.seq_len)->default_value(128), "tokens per window")
+      ("micro-batch", po::value(&o.micro_batch)->default_value(8), "windows per micro-batch");
+  // clang-format on
+}
+
+void add_layout_options(po::options_description& group, TrainOptions& o) {
+  // clang-format off
+  group.add_options()
+      ("device", po::value(&o.device)->default_value("cpu"),
+       "cpu, or in CUDA builds cuda (each rank the GPU of its place on the node) or cuda:N")
+      ("share-devices", po::bool_switch(&o.share_devices),
+       "let more ranks than GPUs run on a node, sharing GPUs and their memory")
+      ("device-memory", po::value(&o.device_memory)->default_value("0"),
+       "device memory budget, e.g. 2GiB (0 = unlimited on cpu; on cuda what is free, less "
+       "256 MiB for the runtime)")
+      ("threads", po::value(&o.threads)->default_value(0),
+       "CPU threads per rank (0 = OMP_NUM_THREADS if set, else this rank's share of the CPUs "
+       "it may run on, divided with the node's other ranks)")
+      ("dp", po::value(&o.dp)->default_value(0),
+       "data-parallel ranks (0 = ranks / --tp)")
+      ("tp", po::value(&o.tp)->default_value(1),
+       "tensor-parallel ranks per model replica (Megatron-style; must divide the ranks, the "
+       "attention heads, the key/value heads and the MLP width)")
+      ("zero", po::value(&o.zero)->default_value(0),
+       "ZeRO stage across the ranks: 0 replicates everything (DDP); 1 shards optimizer state "
+       "and master weights; 2 also gradients; 3 also weights")
+      ("sequence-parallel",
+       po::value(&o.sequence_parallel)->default_value("auto")->implicit_value("on"),
+       kSequenceParallelHelp)
+      ("comm", po::value(&o.comm)->default_value("auto"),
+       "collectives between ranks: auto (NCCL on GPUs when built and each rank has its own "
+       "GPU, else MPI, through host copies for GPU memory), mpi, nccl")
+      ("comm-timeout", po::value(&o.comm_timeout)->default_value(300.0),
+       "seconds a collective may wait for the other ranks before the job aborts");
+  // clang-format on
+}
+
+po::options_description train_option_descriptions(TrainOptions& o) {
+  po::options_description model("Model");
+  add_weights_options(model, o);
+  // clang-format off
+  model.add_options()
       ("activation-checkpointing",
        po::value(&o.activation_checkpointing)->default_value("none")->implicit_value("all"),
        "all, none, or K: the first K blocks keep only their input in forward and recompute "
@@ -37,11 +87,9 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("print-params", po::bool_switch(&o.print_params),
        "print the model's exact parameter count and exit");
   po::options_description data("Data");
+  add_window_options(data, o);
   data.add_options()
-      ("data", po::value(&o.data)->default_value(""), "training token file (llmft prepare)")
       ("val-data", po::value(&o.val_data)->default_value(""), "validation token file")
-      ("seq-len", po::value(&o.seq_len)->default_value(128), "tokens per training window")
-      ("micro-batch", po::value(&o.micro_batch)->default_value(8), "windows per micro-batch")
       ("grad-accum", po::value(&o.grad_accum)->default_value(1),
        "micro-batches accumulated per optimizer step")
       ("seed", po::value<std::string>()->default_value("1234")->notifier(
@@ -50,6 +98,10 @@ po::options_description train_option_descriptions(TrainOptions& o) {
   po::options_description optim("Optimisation");
   optim.add_options()
       ("steps", po::value(&o.steps)->default_value(100), "optimizer steps")
+      ("epochs", po::value(&o.epochs),
+       "instead of --steps: passes over the --data windows (may be fractional); the steps "
+       "are ceil(epochs x windows / global batch), so the last step may reach a little "
+       "into the next pass")
       ("optimizer", po::value(&o.optimizer)->default_value("adamw"),
        "sgd, adamw, lomo (SGD fused into backward: no gradients kept, no state) or adalomo "
        "(LOMO with a factored second moment)")
@@ -77,31 +129,11 @@ po::options_description train_option_descriptions(TrainOptions& o) {
        "a finite loss above this also stops the run as diverged (exit code 65): auto (20 x "
        "ln(vocabulary), far above any healthy run), none, or a number");
   po::options_description run("Run");
+  add_layout_options(run, o);
   run.add_options()
-      ("device", po::value(&o.device)->default_value("cpu"),
-       "cpu, or in CUDA builds cuda (each rank the GPU of its place on the node) or cuda:N")
-      ("share-devices", po::bool_switch(&o.share_devices),
-       "let more ranks than GPUs run on a node, sharing GPUs and their memory")
-      ("device-memory", po::value(&o.device_memory)->default_value("0"),
-       "device memory budget, e.g. 2GiB (0 = unlimited on cpu; on cuda what is free, less "
-       "256 MiB for the runtime)")
-      ("threads", po::value(&o.threads)->default_value(0),
-       "CPU threads per rank (0 = OMP_NUM_THREADS if set, else this rank's share of the CPUs "
-       "it may run on, divided with the node's other ranks)")
-      ("dp", po::value(&o.dp)->default_value(0),
-       "data-parallel ranks (0 = ranks / --tp)")
-      ("tp", po::value(&o.tp)->default_value(1),
-       "tensor-parallel ranks per model replica (Megatron-style; must divide the ranks, the "
-       "attention heads, the key/value heads and the MLP width)")
-      ("zero", po::value(&o.zero)->default_value(0),
-       "ZeRO stage across the ranks: 0 replicates everything (DDP); 1 shards optimizer state "
-       "and master weights; 2 also gradients; 3 also weights")
       ("offload-optimizer",
        po::value(&o.offload_optimizer)->default_value("auto")->implicit_value("on"),
        kOffloadHelp)
-      ("sequence-parallel",
-       po::value(&o.sequence_parallel)->default_value("auto")->implicit_value("on"),
-       kSequenceParallelHelp)
       ("global-batch", po::value(&o.global_batch)->default_value(0),
        "windows per optimizer step over all data-parallel ranks (0 = micro-batch x "
        "grad-accum x dp); with an explicit layout it sets --grad-accum")
@@ -115,11 +147,6 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("no-calibrate", po::bool_switch(&o.no_calibrate),
        "with --auto-plan: use the device preset's figures instead of startup benchmarks "
        "(which are cached per host and world)")
-      ("comm", po::value(&o.comm)->default_value("auto"),
-       "collectives between ranks: auto (NCCL on GPUs when built and each rank has its own "
-       "GPU, else MPI, through host copies for GPU memory), mpi, nccl")
-      ("comm-timeout", po::value(&o.comm_timeout)->default_value(300.0),
-       "seconds a collective may wait for the other ranks before the job aborts")
       ("log-every", po::value(&o.log_every)->default_value(10), "print a step line every N steps")
       ("eval-every", po::value(&o.eval_every)->default_value(0),
        "validation loss every N steps (0 = only before and after training)")
@@ -186,8 +213,7 @@ void require_step_size(const TrainOptions& o, int world_size) {
 
 }  // namespace
 
-void validate_option_values(const TrainOptions& o) {
-  LLMFT_REQUIRE(o.steps > 0, "--steps must be at least 1 (got " << o.steps << ")");
+void validate_layout_values(const TrainOptions& o) {
   // One token per window trains each token on itself alone: attention over one position
   // weighs it 1 whatever the queries and keys, so they get no gradient, and only
   // position 0 is ever trained (io/data_loader.cpp cuts windows of --seq-len inputs).
@@ -198,6 +224,20 @@ void validate_option_values(const TrainOptions& o) {
                                                 "trains); use --seq-len 2 or more");
   LLMFT_REQUIRE(o.micro_batch > 0,
                 "--micro-batch must be at least 1 (got " << o.micro_batch << ")");
+  require_thread_count(o.threads, "--threads");
+  LLMFT_REQUIRE(finite_positive(o.comm_timeout),
+                "--comm-timeout must be a positive finite number of seconds");
+  require_communicator(o.comm);
+  LLMFT_REQUIRE(o.zero >= 0 && o.zero <= 3,
+                "--zero " << o.zero << ": ZeRO stages are 0, 1, 2 and 3");
+  LLMFT_REQUIRE(o.dtype == "fp32" || o.dtype == "bf16" || o.dtype == "fp16",
+                "--dtype " << o.dtype << ": unknown dtype; use fp32, bf16 or fp16");
+  parse_layout_switch(o.sequence_parallel, "--sequence-parallel");
+}
+
+void validate_option_values(const TrainOptions& o) {
+  validate_layout_values(o);
+  LLMFT_REQUIRE(o.steps > 0, "--steps must be at least 1 (got " << o.steps << ")");
   LLMFT_REQUIRE(o.grad_accum > 0, "--grad-accum must be at least 1 (got " << o.grad_accum << ")");
   LLMFT_REQUIRE(o.warmup >= 0, "--warmup must not be negative");
   LLMFT_REQUIRE(finite_positive(o.lr),
@@ -212,21 +252,13 @@ void validate_option_values(const TrainOptions& o) {
   LLMFT_REQUIRE(o.log_every > 0, "--log-every must be at least 1");
   LLMFT_REQUIRE(o.eval_every >= 0, "--eval-every must not be negative");
   LLMFT_REQUIRE(o.eval_windows > 0, "--eval-windows must be at least 1");
-  require_thread_count(o.threads, "--threads");
   LLMFT_REQUIRE(parse_byte_size(o.save_max_shard_size, "--save-max-shard-size") > 0,
                 "--save-max-shard-size must be positive (got " << o.save_max_shard_size << ")");
-  LLMFT_REQUIRE(finite_positive(o.comm_timeout),
-                "--comm-timeout must be a positive finite number of seconds");
-  require_communicator(o.comm);
-  LLMFT_REQUIRE(o.zero >= 0 && o.zero <= 3,
-                "--zero " << o.zero << ": ZeRO stages are 0, 1, 2 and 3");
   LLMFT_REQUIRE(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1,
                 "--beta1 and --beta2 must lie in [0, 1)");
   LLMFT_REQUIRE(finite_positive(o.eps),
                 "--eps must be a positive finite number (got " << o.eps << ")");
   LLMFT_REQUIRE(o.momentum >= 0 && o.momentum < 1, "--momentum must lie in [0, 1)");
-  LLMFT_REQUIRE(o.dtype == "fp32" || o.dtype == "bf16" || o.dtype == "fp16",
-                "--dtype " << o.dtype << ": unknown dtype; use fp32, bf16 or fp16");
   parse_optimizer_kind(o.optimizer);
   LLMFT_REQUIRE(
       std::isfinite(o.initial_loss_scale) && o.initial_loss_scale >= 1,
@@ -235,7 +267,6 @@ void validate_option_values(const TrainOptions& o) {
   LLMFT_REQUIRE(o.max_skipped_steps >= 0, "--max-skipped-steps must not be negative");
   parse_checkpointed_blocks(o.activation_checkpointing, "--activation-checkpointing");
   parse_layout_switch(o.offload_optimizer, "--offload-optimizer");
-  parse_layout_switch(o.sequence_parallel, "--sequence-parallel");
   if (!o.cluster.host_memory.empty()) parse_byte_size(o.cluster.host_memory, "--host-memory");
   DivergenceGuard::max_loss(o.max_loss, 2);  // the option's form; the bound needs the model
   LLMFT_REQUIRE(o.global_batch >= 0, "--global-batch must not be negative");
@@ -243,15 +274,9 @@ void validate_option_values(const TrainOptions& o) {
   LLMFT_REQUIRE(o.keep_checkpoints >= 0, "--keep-checkpoints must not be negative");
 }
 
-void validate_train_options(const TrainOptions& o, int world_size) {
-  validate_option_values(o);
-  LLMFT_REQUIRE(o.min_lr <= o.lr, "--min-lr must lie between 0 and --lr");
+void validate_layout(const TrainOptions& o) {
   LLMFT_REQUIRE(o.comm != "nccl" || o.device.rfind("cuda", 0) == 0,
                 "--comm nccl needs --device cuda (NCCL moves GPU memory); use --comm mpi or auto");
-  check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
-  if (parse_layout_switch(o.offload_optimizer, "--offload-optimizer").value_or(false)) {
-    check_offload(parse_optimizer_kind(o.optimizer));
-  }
   const bool sequence =
       parse_layout_switch(o.sequence_parallel, "--sequence-parallel").value_or(false);
   LLMFT_REQUIRE(o.auto_plan || o.tp > 1 || !sequence,
@@ -262,6 +287,16 @@ void validate_train_options(const TrainOptions& o, int world_size) {
                     << o.tp << ": a micro-batch's " << int64_t{o.micro_batch} * o.seq_len
                     << " rows (--micro-batch x --seq-len) must be a multiple "
                        "of --tp; change --seq-len or --micro-batch");
+}
+
+void validate_train_options(const TrainOptions& o, int world_size) {
+  validate_option_values(o);
+  validate_layout(o);
+  LLMFT_REQUIRE(o.min_lr <= o.lr, "--min-lr must lie between 0 and --lr");
+  check_accumulation(parse_optimizer_kind(o.optimizer), o.grad_accum);
+  if (parse_layout_switch(o.offload_optimizer, "--offload-optimizer").value_or(false)) {
+    check_offload(parse_optimizer_kind(o.optimizer));
+  }
   LLMFT_REQUIRE(o.checkpoint_every == 0 || !o.checkpoint_dir.empty(),
                 "--checkpoint-every needs --checkpoint-dir (where to save)");
   LLMFT_REQUIRE(!o.resume_weights_only || !o.resume.empty(),
@@ -278,6 +313,46 @@ size_t host_memory_budget(const TrainOptions& o, int ranks_per_node) {
   if (!o.cluster.host_memory.empty())
     return parse_byte_size(o.cluster.host_memory, "--host-memory");
   return available_host_memory() / static_cast<size_t>(std::max(ranks_per_node, 1));
+}
+
+void check_run_length(const TrainOptions& o, const po::variables_map& values) {
+  if (!values.count("epochs")) return;
+  LLMFT_REQUIRE(values["steps"].defaulted(),
+                "--epochs " << o.epochs << " and --steps " << o.steps
+                            << " both set the length of the run; give one of them");
+  LLMFT_REQUIRE(
+      finite_positive(o.epochs),
+      "--epochs must be a positive number of passes over --data (got " << o.epochs << ")");
+}
+
+void resolve_epochs(TrainOptions& o, size_t windows, int global_windows) {
+  if (o.epochs <= 0) return;
+  const double steps = std::ceil(o.epochs * static_cast<double>(windows) / global_windows);
+  LLMFT_REQUIRE(steps <= INT32_MAX,
+                "--epochs " << o.epochs << " of " << windows << " windows in global batches of "
+                            << global_windows << " would be " << steps << " steps, more than "
+                            << INT32_MAX << "; give fewer --epochs");
+  o.steps = static_cast<int>(steps);
+}
+
+void imply_model_from_weights(TrainOptions& o, const po::variables_map& values) {
+  if (o.init_from.empty() || !values["model"].defaulted()) return;
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path weights(o.init_from);
+  const fs::path dir = fs::is_directory(weights, error) ? weights : weights.parent_path();
+  LLMFT_REQUIRE(fs::is_regular_file(dir / "config.json", error),
+                "--init-from " << o.init_from << ": no config.json "
+                               << (dir == weights ? "in it" : "beside it")
+                               << " to take the model from; name the model with --model");
+  o.model = dir.empty() ? "." : dir.string();
+}
+
+void require_context(const TrainOptions& o, const ModelConfig& config) {
+  LLMFT_REQUIRE(o.seq_len <= config.max_seq_len,
+                "--seq-len " << o.seq_len << " is longer than the context of --model "
+                             << config.name << " (" << config.max_seq_len
+                             << " positions); use --seq-len " << config.max_seq_len << " or less");
 }
 
 void resolve_checkpointing(TrainOptions& o, int blocks) {

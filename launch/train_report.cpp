@@ -100,12 +100,15 @@ void TrainReport::validation(int step, double loss) {
 
 void TrainReport::step(const StepRecord& r, const std::optional<double>& val_loss) {
   if (r.step % options_.log_every == 0 || r.step == 1 || r.step == options_.steps) {
+    const std::string epochs =
+        options_.epochs > 0 ? "/" + io::Json::number(options_.epochs).dump() : "";
     std::printf(
-        "step %5d/%d | loss %.4f | lr %.2e | grad norm %.3f | %.0f tok/s | %.2f GFLOP/s | "
-        "%.0f ms | peak mem %s (predicted %s)%s\n",
-        r.step, options_.steps, r.stats.loss, r.stats.lr, r.stats.grad_norm,
-        tokens_of(r) / r.seconds, tokens_of(r) * r.flops_per_token / r.seconds * 1e-9,
-        r.seconds * 1e3, format_bytes(static_cast<double>(r.worst_rank.total)).c_str(),
+        "step %5d/%d | epoch %.2f%s | loss %.4f | lr %.2e | grad norm %.3f | %.0f tok/s | "
+        "%.2f GFLOP/s | %.0f ms | peak mem %s (predicted %s)%s\n",
+        r.step, options_.steps, r.epochs, epochs.c_str(), r.stats.loss, r.stats.lr,
+        r.stats.grad_norm, tokens_of(r) / r.seconds,
+        tokens_of(r) * r.flops_per_token / r.seconds * 1e-9, r.seconds * 1e3,
+        format_bytes(static_cast<double>(r.worst_rank.total)).c_str(),
         format_bytes(static_cast<double>(predicted_.peak_total)).c_str(),
         r.stats.skipped ? " | overflow: step skipped" : "");
   }
@@ -117,6 +120,7 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
                                    const std::optional<double>& val_loss) const {
   io::Json j = io::Json::object({});
   j.set("step", io::Json::number(r.step));
+  j.set("epoch", io::Json::number(r.epochs));
   j.set("loss", io::Json::number(r.stats.loss));
   j.set("lr", io::Json::number(r.stats.lr));
   j.set("grad_norm", io::Json::number(r.stats.grad_norm));

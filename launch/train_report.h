@@ -27,6 +27,7 @@ struct StepRecord {
   CommCounters comm;     // this rank's data-parallel collectives during the step
   CommCounters tp_comm;  // and its tensor-parallel ones
   size_t host_peak = 0;  // this rank's (rank 0's) host pool peak so far (an offloaded optimizer)
+  double epochs = 0;     // passes over the training windows after the step (1.4: 40% into the 2nd)
 };
 
 class TrainReport {

@@ -1,0 +1,62 @@
+#include "launch/job_devices.h"
+
+#include "comm/communicator_registry.h"
+#include "core/backend_registry.h"
+#include "core/byte_size.h"
+#include "core/error.h"
+
+namespace llmft {
+
+JobDevices start_devices(const TrainOptions& o, MpiRuntime& mpi, DType dtype) {
+  JobDevices devices;
+  devices.requested_memory = parse_byte_size(o.device_memory, "--device-memory");
+  NodePlacement placement{mpi.local_rank(), mpi.local_size(), o.share_devices, {}, {}};
+  if (mpi.local_size() > 1) {
+    placement.node_gather = [&mpi](const std::string& value) { return mpi.node_gather(value); };
+    if (o.share_devices) placement.node_barrier = [&mpi] { mpi.node_barrier(); };
+  }
+  devices.backend = make_backend(o.device, placement, devices.requested_memory);
+  // Communicators are created and warmed before the backend reserves its memory (at the
+  // first memory() or memory_capacity()), so that their own buffers (NCCL's) are in place
+  // beside it and measured (Backend::communicator_overhead).
+  if (mpi.size() > 1) {
+    devices.world = make_world_communicator(o.comm, o.comm_timeout, *devices.backend);
+    devices.world->warm_up(dtype);
+  }
+  if (o.threads > 0) devices.backend->set_threads(o.threads);
+  return devices;
+}
+
+JobMesh split_mesh(const TrainOptions& o, Communicator* world, int world_size,
+                   const ModelConfig& config, DType dtype) {
+  JobMesh m;
+  m.shape = mesh_shape(world_size, o.tp, config);
+  LLMFT_REQUIRE(o.dp == 0 || o.dp == m.shape.dp,
+                "--dp " << o.dp << " with " << world_size << " ranks and --tp " << m.shape.tp
+                        << ": --dp must be " << m.shape.dp << " (ranks / --tp), or 0");
+  if (world == nullptr) return m;
+  m.mesh = std::make_unique<Mesh>(*world, m.shape);
+  if (m.shape.dp > 1) m.data_parallel = &m.mesh->data_parallel();
+  if (m.shape.tp > 1) m.tensor_parallel = &m.mesh->tensor_parallel();
+  for (Communicator* group : {m.data_parallel, m.tensor_parallel}) {
+    if (group) group->warm_up(dtype);
+  }
+  return m;
+}
+
+ModelOptions model_options_for(const TrainOptions& o, const JobMesh& mesh) {
+  ModelOptions options(false, mesh.tp_slice(), mesh.tensor_parallel);
+  options.checkpointed_blocks = o.checkpointed_blocks;
+  options.sequence_parallel = o.sequence;
+  return options;
+}
+
+void check_vocab(const io::TokenFile& file, const ModelConfig& config, const std::string& option) {
+  LLMFT_REQUIRE(file.vocab_size() == config.vocab_size,
+                option << " " << file.path() << " was tokenized with a vocabulary of "
+                       << file.vocab_size() << " but --model " << config.name << " has "
+                       << config.vocab_size
+                       << "; prepare the data with the model's tokenizer or pick a matching model");
+}
+
+}  // namespace llmft
