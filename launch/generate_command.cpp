@@ -36,15 +36,17 @@ namespace fs = std::filesystem;
 
 constexpr int kByteVocabulary = 257;  // llmft's byte tokenizer: bytes and end-of-text
 
-// "--chat" with no message after it (last, or before another option) becomes "--chat=",
-// so that Boost reads an empty message instead of taking the next option as one.
-Args with_empty_chat_message(Args args) {
+// "--chat" with no message after it (last, or before another option) gets an empty one,
+// so that Boost does not take the next option for the message.
+Args with_empty_chat_message(const Args& args) {
+  Args out;
   for (size_t i = 0; i < args.size(); ++i) {
+    out.push_back(args[i]);
     if (args[i] == "--chat" && (i + 1 == args.size() || args[i + 1].rfind("--", 0) == 0)) {
-      args[i] = "--chat=";
+      out.emplace_back();
     }
   }
-  return args;
+  return out;
 }
 
 // Refuses a training checkpoint (step_N.h5 or a --checkpoint-dir): generate reads the
@@ -100,8 +102,14 @@ ChosenTokenizer choose_tokenizer(const std::string& spec, const std::string& mod
   return chosen;
 }
 
-std::string read_all(std::istream& in) {
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// The message piped to `--chat`, without the line end that closes it.
+std::string read_message(std::istream& in) {
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  LLMFT_REQUIRE(!text.empty(),
+                "--chat without a message read an empty stdin; pass the message "
+                "as --chat \"MESSAGE\" or pipe it in");
+  return text;
 }
 
 }  // namespace
@@ -232,7 +240,7 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
   };
   const bool interactive = chat.empty() && isatty(STDIN_FILENO);
   if (!interactive) {
-    turn(chat.empty() ? read_all(std::cin) : chat);
+    turn(chat.empty() ? read_message(std::cin) : chat);
     return 0;
   }
   std::fprintf(stderr, "chat with %s; an empty line or end of input (Ctrl-D) ends it\n",
