@@ -109,6 +109,19 @@ void WindowLayout::pack_samples() {
   window_first_.push_back(kept_.size());
 }
 
+std::string WindowLayout::describe_packing() const {
+  if (!packed()) return "";
+  std::string text = " packed from " + std::to_string(packing_.samples) + " samples";
+  if (packing_.truncated + packing_.dropped > 0) {
+    text += " (" + std::to_string(packing_.truncated) + " cut to --seq-len, " +
+            std::to_string(packing_.dropped) + " dropped: no target left)";
+  }
+  const double positions = static_cast<double>(num_windows()) * seq_len_;
+  const int padding =
+      static_cast<int>(100.0 * static_cast<double>(packing_.padding) / positions + 0.5);
+  return text + ", " + std::to_string(padding) + "% padding";
+}
+
 Batch WindowLayout::empty_batch(int rows) const {
   Batch batch;
   batch.batch = rows;

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "io/token_file.h"
@@ -63,6 +64,9 @@ class WindowLayout {
   // Whether the file's samples are packed (else it is one stream).
   bool packed() const { return !file_.sample_starts().empty(); }
   const PackingStats& packing() const { return packing_; }
+  // How the windows were made, for the data line: "" for a stream, else e.g.
+  // " packed from 267 samples (2 cut to --seq-len, 1 dropped: no target left), 9% padding".
+  std::string describe_packing() const;
 
   // Window `window` into row `row` of `batch` (sized for seq_len rows; positions sized too
   // when packed). REQUIRES: window < num_windows(), row < batch.batch.

@@ -1,5 +1,6 @@
 // `llmft [train]`: fine-tune a model on a token file and report every step.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -13,6 +14,7 @@
 #include "io/hf_checkpoint.h"
 #include "io/hf_config.h"
 #include "io/metrics.h"
+#include "io/model_directory_files.h"
 #include "io/output_directory.h"
 #include "io/token_file.h"
 #include "launch/auto_plan.h"
@@ -43,14 +45,6 @@ const char* kUsage =
     "       llmft generate --checkpoint DIR --prompt TEXT  (see llmft generate --help)\n"
     "       llmft plan --model MODEL --gpus N --gpu PRESET  (see llmft plan --help)\n"
     "       llmft export --checkpoint STEP.h5 --save-dir DIR (see llmft export --help)";
-
-std::vector<MicroBatch> views_of(const std::vector<io::Batch>& batches) {
-  std::vector<MicroBatch> views;
-  for (const io::Batch& b : batches) {
-    views.push_back(MicroBatch{b.batch, b.seq_len, b.inputs.data(), b.targets.data()});
-  }
-  return views;
-}
 
 EngineOptions engine_options_from(const TrainOptions& o) {
   EngineOptions e;
@@ -100,6 +94,17 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   }
   require_context(o, config);
   if (o.threads == 0) o.threads = default_threads(mpi);
+  // What --save-dir holds besides the weights (the tokenizer beside --init-from, else
+  // beside a --model config that is a file or directory, not a preset), read now so that a
+  // bad tokenizer file fails before training, not after it.
+  io::ModelDirectoryFiles save_files;
+  if (!o.save_dir.empty()) {
+    std::string tokenizer = io::tokenizer_beside(o.init_from);
+    if (tokenizer.empty() && std::filesystem::exists(o.model)) {
+      tokenizer = io::tokenizer_beside(o.model);
+    }
+    save_files = io::model_directory_files(config, tokenizer, "");
+  }
   std::vector<Setting> settings = option_settings(values);
   settings.push_back(model_setting(config));
   settings.push_back(data_file_setting("--data", o.data));
@@ -227,11 +232,11 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   const TrainCheckpoints::Start start = checkpoints.resume();
   std::optional<TrainReport> report;
   if (lead)
-    report.emplace(o, config, predicted, loader.num_windows(), shape, backend->describe(),
+    report.emplace(o, config, predicted, loader.layout(), shape, backend->describe(),
                    backend->fixed_overhead(), backend->communicator_overhead());
   io::MetricsWriter& metrics = outputs.metrics;
   if (!val_batches.empty()) {
-    const double loss = engine.evaluate(views_of(val_batches));
+    const double loss = engine.evaluate(io::micro_batch_views(val_batches));
     if (report) report->validation(0, loss);
   }
 
@@ -249,7 +254,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
       batches.push_back(loader.rows(windows, cut.first_window(m, dp_rank), o.micro_batch));
     }
     backend->record(*step_start, Queue::compute);
-    StepStats stats = engine.train_step(views_of(batches), step);
+    StepStats stats = engine.train_step(io::micro_batch_views(batches), step);
     backend->record(*step_end, Queue::compute);
     backend->synchronize(*step_end);
     const double seconds = backend->elapsed_seconds(*step_start, *step_end);
@@ -288,7 +293,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     std::optional<double> val_loss;
     if (!val_batches.empty() &&
         (step == o.steps || (o.eval_every > 0 && step % o.eval_every == 0))) {
-      val_loss = engine.evaluate(views_of(val_batches));
+      val_loss = engine.evaluate(io::micro_batch_views(val_batches));
     }
     if (report) {
       report->step(record, val_loss);
@@ -308,7 +313,8 @@ int run_train(const Args& args, MpiRuntime& mpi) {
     std::optional<io::HfModelWriter> writer;
     if (lead) {
       writer.emplace(o.save_dir, config, whole_units,
-                     parse_byte_size(o.save_max_shard_size, "--save-max-shard-size"));
+                     parse_byte_size(o.save_max_shard_size, "--save-max-shard-size"),
+                     engine_options.dtype, std::move(save_files));
     }
     for (size_t u = 0; u < model->units().size(); ++u) {
       std::vector<float> values = engine.read_params(static_cast<int>(u));

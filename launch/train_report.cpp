@@ -39,8 +39,9 @@ double tokens_of(const StepRecord& r) {
 }  // namespace
 
 TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
-                         const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh,
-                         const std::string& device, size_t fixed_overhead, size_t communicators)
+                         const MemoryPrediction& predicted, const io::WindowLayout& windows,
+                         MeshShape mesh, const std::string& device, size_t fixed_overhead,
+                         size_t communicators)
     : options_(o),
       predicted_(predicted),
       fixed_overhead_(fixed_overhead),
@@ -56,10 +57,10 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
   std::printf("llmft: layout dp %d x tp %d, ZeRO %d%s%s\n", mesh.dp, mesh.tp, o.zero,
               o.sequence ? ", sequence parallel" : "", o.offload ? ", optimizer offloaded" : "");
   std::printf(
-      "llmft: data %s: %zu windows of %d tokens; %d data-parallel ranks x %d x %d windows per "
+      "llmft: data %s: %zu windows of %d tokens%s; %d data-parallel ranks x %d x %d windows per "
       "step (%d tokens)\n",
-      o.data.c_str(), train_windows, o.seq_len, mesh.dp, o.micro_batch, o.grad_accum,
-      mesh.dp * o.micro_batch * o.grad_accum * o.seq_len);
+      o.data.c_str(), windows.num_windows(), o.seq_len, windows.describe_packing().c_str(), mesh.dp,
+      o.micro_batch, o.grad_accum, mesh.dp * o.micro_batch * o.grad_accum * o.seq_len);
   std::printf(
       "llmft: %s, lr %g (%s, warmup %d, min %g), weight decay %g, clip %g, %d steps, "
       "seed %llu\n",

@@ -9,6 +9,7 @@
 #include "core/allocator.h"
 #include "core/model_config.h"
 #include "io/json.h"
+#include "io/window_layout.h"
 #include "launch/rank_peaks.h"
 #include "launch/train_options.h"
 #include "parallel/engine.h"
@@ -36,7 +37,7 @@ class TrainReport {
   // `fixed_overhead` and `communicators` the device memory it measured outside the
   // allocator before the run (Backend::fixed_overhead, communicator_overhead).
   TrainReport(const TrainOptions& options, const ModelConfig& config,
-              const MemoryPrediction& predicted, size_t train_windows, MeshShape mesh,
+              const MemoryPrediction& predicted, const io::WindowLayout& windows, MeshShape mesh,
               const std::string& device, size_t fixed_overhead, size_t communicators);
   void validation(int step, double loss);
   void step(const StepRecord& record, const std::optional<double>& val_loss);
