@@ -217,6 +217,9 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
     if (end == GenerationEnd::context) {
       std::fprintf(stderr, "generate: stopped at the model's context of %lld tokens\n",
                    static_cast<long long>(config.max_seq_len));
+    } else if (end == GenerationEnd::max_new_tokens) {
+      std::fprintf(stderr, "generate: stopped after --max-new-tokens %d, before any end token\n",
+                   max_new_tokens);
     }
     return text;
   };
