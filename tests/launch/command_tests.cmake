@@ -36,3 +36,10 @@ add_test(NAME cli_eval_matches_validation COMMAND bash
   ${cli_dir}/eval ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
 set_tests_properties(cli_eval_matches_validation PROPERTIES FIXTURES_REQUIRED cli_data
   TIMEOUT 300)
+
+# The chat example, end to end (tests/launch/chat_example.sh): prepare with the chat
+# template, train on 2 ranks, eval, export, generate --chat.
+add_test(NAME chat_example COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/chat_example.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/chat_example ${MPIEXEC_EXECUTABLE}
+  ${LLMFT_MPI_FLAGS})
+set_tests_properties(chat_example PROPERTIES TIMEOUT 300)
