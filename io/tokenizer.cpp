@@ -55,16 +55,20 @@ std::string describe_known_tokenizers() {
   return text +
          " (PATH: a Hugging Face tokenizer.json of a GPT-2 or Llama 3 byte-level BPE or a "
          "Llama 2 / Mistral SentencePiece BPE, a GPT-2 vocab.json with merges.txt beside "
-         "it, or a directory holding either); a plain PATH, one with a '/' or ending in "
-         ".json, means 'bpe:PATH'";
+         "it, or a directory holding either); a plain PATH (one with a '/', ending in "
+         ".json, or a file or directory that exists) means 'bpe:PATH'";
 }
 
-// A spec read as 'bpe:PATH', so that `--tokenizer path/to/tokenizer.json` works.
+// A spec read as 'bpe:PATH', so that `--tokenizer path/to/tokenizer.json` and
+// `--tokenizer model_dir` work: one with a '/', ending in .json, or naming a file or
+// directory that exists (the known names are matched first).
 bool is_plain_path(const std::string& spec) {
   const std::string json = ".json";
+  std::error_code error;
   return spec.find('/') != std::string::npos ||
          (spec.size() > json.size() &&
-          spec.compare(spec.size() - json.size(), json.size(), json) == 0);
+          spec.compare(spec.size() - json.size(), json.size(), json) == 0) ||
+         (!spec.empty() && std::filesystem::exists(spec, error));
 }
 
 }  // namespace

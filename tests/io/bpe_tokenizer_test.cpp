@@ -489,6 +489,10 @@ TEST_CASE("make_tokenizer builds a BPE from bpe:PATH or a plain path") {
   const fs::path working_dir = fs::current_path();
   fs::current_path(files.path());
   CHECK(make_tokenizer("tok.json")->vocab_size() == 258);
+  // A directory named without a '/' (`--tokenizer model_dir`) is a path too.
+  fs::current_path(files.path().parent_path());
+  CHECK(make_tokenizer(files.path().filename().string())->encode("ab") ==
+        std::vector<int32_t>{256});
   fs::current_path(working_dir);
 
   CHECK(load_error([] { make_tokenizer("bpe"); }).find("write 'bpe:PATH'") != std::string::npos);
