@@ -5,7 +5,9 @@
 
 #include "core/error.h"
 #include "io/prepare.h"
+#include "io/token_file.h"
 #include "io/tokenizer.h"
+#include "io/window_layout.h"
 #include "launch/command_line.h"
 #include "launch/commands.h"
 #include "launch/output_checks.h"
@@ -14,6 +16,7 @@ namespace llmft {
 
 int run_prepare(const Args& args, MpiRuntime& mpi) {
   std::string input, output, tokenizer, chat_template;
+  int seq_len = 0;
   po::options_description options("Prepare");
   // clang-format off
   options.add_options()
@@ -29,15 +32,20 @@ int run_prepare(const Args& args, MpiRuntime& mpi) {
        "merges.txt beside it) or a directory of either")
       ("chat-template", po::value(&chat_template)->default_value(""),
        "a Jinja2 chat template file for conversations; default: chat_template.jinja beside "
-       "the tokenizer, else \"chat_template\" in its tokenizer_config.json");
+       "the tokenizer, else \"chat_template\" in its tokenizer_config.json")
+      ("seq-len", po::value(&seq_len)->default_value(0),
+       "also say how training at this --seq-len will cut the file into windows: how many "
+       "samples fit, are cut to it or dropped (0: do not)");
   // clang-format on
   po::variables_map values;
   const std::string usage =
       "usage: llmft prepare --input FILE --output FILE.tok [--tokenizer byte|PATH] "
-      "[--chat-template FILE]";
+      "[--chat-template FILE] [--seq-len N]";
   if (!parse_options(args, options, values, usage, mpi.rank() == 0)) return 0;
   LLMFT_REQUIRE(!input.empty(), "--input is required: the text or .jsonl file to tokenize");
   LLMFT_REQUIRE(!output.empty(), "--output is required: where to write the token file");
+  LLMFT_REQUIRE(seq_len >= 0,
+                "--seq-len must be positive (or 0: no window report), got " << seq_len);
   std::vector<io::NamedInput> inputs = tokenizer_inputs(tokenizer, "--tokenizer");
   inputs.push_back({"--input", input});
   if (!chat_template.empty()) inputs.push_back({"--chat-template", chat_template});
@@ -67,6 +75,18 @@ int run_prepare(const Args& args, MpiRuntime& mpi) {
         "prepare: note: %zu assistant turns have no end-of-turn token after them (the "
         "template writes none), so the model is not taught to stop there\n",
         stats.turns_without_end);
+  }
+  if (seq_len > 0) {
+    // The file as training will read it: the same windows, cut and dropped the same way.
+    const io::TokenFile file(output);
+    try {
+      const io::WindowLayout windows(file, seq_len);
+      std::printf("prepare: at --seq-len %d: %zu windows%s\n", seq_len, windows.num_windows(),
+                  windows.describe_packing().c_str());
+    } catch (const Error& e) {
+      std::printf("prepare: warning: training at --seq-len %d will refuse the file: %s\n", seq_len,
+                  e.what());
+    }
   }
   return 0;
 }

@@ -17,7 +17,8 @@ read -r -a mpiexec <<< "${LLMFT_MPIEXEC:-mpiexec} ${LLMFT_MPIEXEC_FLAGS:-}"
 mkdir -p "$out"
 
 echo "--- prepare: conversations -> token files (the chat template of examples/chat/model) ---"
-"$llmft" prepare --input "$example/train.jsonl" --tokenizer "$example/model" --output "$out/train.tok"
+"$llmft" prepare --input "$example/train.jsonl" --tokenizer "$example/model" --output "$out/train.tok" \
+  --seq-len 128 | tee "$out/prepare.log"
 "$llmft" prepare --input "$example/val.jsonl" --tokenizer "$example/model" --output "$out/val.tok"
 
 echo "--- train: 2 ranks, 12 epochs ---"

@@ -5,7 +5,8 @@
 # `generate --chat`. Checks that the validation loss fell well below the uniform guess,
 # that `llmft eval` prints the training run's last validation loss (the same windows
 # through the same kernels, sums in a fixed order: equal to the 4 printed digits), that
-# the saved directory holds the tokenizer with its chat template, and that the reply is
+# prepare --seq-len reports the windows training packs, the saved directory holds the
+# tokenizer with its chat template, and that the reply is
 # not empty and ended at an end token (generate says so on stderr when --max-new-tokens
 # cut it instead).
 # usage: chat_example.sh LLMFT SOURCE_DIR WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
@@ -35,6 +36,11 @@ for file in tokenizer.json tokenizer_config.json generation_config.json; do
 done
 grep -q '"chat_template"' "$work/run/model/tokenizer_config.json" ||
   fail "the saved tokenizer_config.json has no chat template"
+# prepare --seq-len reports the windows training then packs.
+prepared=$(sed -nE 's/^prepare: at --seq-len 128: ([0-9]+) windows.*/\1/p' "$work/run/prepare.log")
+trained=$(sed -nE 's/^llmft: data .*: ([0-9]+) windows of 128 tokens packed.*/\1/p' "$work/run/train.log")
+[[ -n $prepared && $prepared == "$trained" ]] ||
+  fail "prepare --seq-len 128 reported '$prepared' windows, training packed '$trained'"
 reply=$(cat "$work/run/reply.txt")
 [[ -n ${reply//[[:space:]]/} ]] || fail "generate --chat replied nothing"
 if grep -q 'stopped after --max-new-tokens' "$work/run.log"; then
