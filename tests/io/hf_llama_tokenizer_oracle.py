@@ -33,15 +33,16 @@ import subprocess
 import sys
 
 import tokenizers
-from tokenizers import (Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers,
+from tokenizers import (Regex, Tokenizer, decoders, models, pre_tokenizers,
                         processors, trainers)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from hf_tokenizer_oracle import HELD_OUT_TEXT, TRAIN_TEXT, paragraphs, write_text  # noqa: E402
+from sentencepiece_bpe import SPACE_MARK, sentencepiece_bpe  # noqa: E402
 
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
                   r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
-SPACE_MARK = "\u2581"
 
 # Held out, beyond the byte-level oracle's lines: contractions in capitals, digit runs,
 # code, literal special tokens of both kinds, characters the training text never had.
@@ -58,21 +59,10 @@ emoji 🤖🧠 🏳️‍🌈 👩🏽‍🔬 ❤️ ✔︎ 🇯🇵 ꙮ 𝕏 Ǆ
 
 def sentencepiece_tokenizer(corpus):
     """Llama 2's pipeline, trained; the byte tokens are in the vocabulary, not added tokens."""
-    tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
-    tok.normalizer = normalizers.Sequence(
-        [normalizers.Prepend(SPACE_MARK), normalizers.Replace(" ", SPACE_MARK)])
-    tok.decoder = decoders.Sequence([decoders.Replace(SPACE_MARK, " "), decoders.ByteFallback(),
-                                     decoders.Fuse(), decoders.Strip(" ", 1, 0)])
-    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
-    trainer = trainers.BpeTrainer(vocab_size=1500, min_frequency=2,
-                                  special_tokens=["<unk>", "<s>", "</s>"] + byte_tokens,
-                                  show_progress=False)
-    tok.train_from_iterator(corpus, trainer)
+    tok = sentencepiece_bpe(corpus, 1500, ["<unk>", "<s>", "</s>"], min_frequency=2)
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
-    config = json.loads(tok.to_str())
-    config["added_tokens"] = [t for t in config["added_tokens"] if t["content"] not in byte_tokens]
-    return Tokenizer.from_str(json.dumps(config))
+    return tok
 
 
 def metaspace_variant(tok, prepend_scheme, metaspace_decoder):

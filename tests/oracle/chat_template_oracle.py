@@ -29,8 +29,11 @@ import struct
 import subprocess
 import sys
 
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import AutoTokenizer
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from sentencepiece_bpe import sentencepiece_bpe  # noqa: E402
 
 LLAMA3 = ("{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
           "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim "
@@ -87,7 +90,6 @@ CORPUS = [
 
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
                   r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
-SPACE_MARK = "\u2581"
 
 
 def byte_level(special, llama3_split):
@@ -106,17 +108,7 @@ def byte_level(special, llama3_split):
 
 
 def sentencepiece(special):
-    tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
-    tok.normalizer = normalizers.Sequence(
-        [normalizers.Prepend(SPACE_MARK), normalizers.Replace(" ", SPACE_MARK)])
-    tok.decoder = decoders.Sequence([decoders.Replace(SPACE_MARK, " "), decoders.ByteFallback(),
-                                     decoders.Fuse(), decoders.Strip(" ", 1, 0)])
-    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(
-        vocab_size=500, special_tokens=special + byte_tokens, show_progress=False))
-    config = json.loads(tok.to_str())
-    config["added_tokens"] = [t for t in config["added_tokens"] if t["content"] not in byte_tokens]
-    return Tokenizer.from_str(json.dumps(config))
+    return sentencepiece_bpe(CORPUS, 500, special)
 
 
 # name, tokenizer, bos, eos, template, where the template goes, conversations it takes
