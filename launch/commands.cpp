@@ -12,6 +12,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"train", run_train},     {"eval", run_eval}, {"generate", run_generate},
       {"prepare", run_prepare}, {"plan", run_plan}, {"export", run_export},
+      {"plot", run_plot},
   };
   return table;
 }

@@ -18,6 +18,7 @@ int run_generate(const Args& args, MpiRuntime& mpi);
 int run_plan(const Args& args, MpiRuntime& mpi);
 int run_export(const Args& args, MpiRuntime& mpi);
 int run_eval(const Args& args, MpiRuntime& mpi);
+int run_plot(const Args& args, MpiRuntime& mpi);
 
 struct Command {
   const char* name;
