@@ -136,10 +136,10 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
       ("max-new-tokens", po::value(&max_new_tokens)->default_value(200),
        "most tokens to sample (generation also ends at the model's end-of-text and "
        "end-of-turn tokens)")
-      ("temperature", po::value(&sampling.temperature)->default_value(0.8f), "0 = greedy")
+      ("temperature", po::value(&sampling.temperature)->default_value(0.8f, "0.8"), "0 = greedy")
       ("top-k", po::value(&sampling.top_k)->default_value(40),
        "sample among the k likeliest (0 = all)")
-      ("top-p", po::value(&sampling.top_p)->default_value(1.0f),
+      ("top-p", po::value(&sampling.top_p)->default_value(1.0f, "1.0"),
        "then among the fewest likeliest whose probability reaches p (1 = all)")
       ("seed", po::value<std::string>()->default_value("1")->notifier(
            [&seed](const std::string& text) { seed = parse_seed(text, "--seed"); }),

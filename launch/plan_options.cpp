@@ -60,9 +60,9 @@ po::options_description cluster_option_descriptions(ClusterOptions& o) {
       ("gpus-per-node", po::value(&o.gpus_per_node)->default_value(0),
        "devices per node; tensor-parallel groups up to this size stay in a node (0 = the "
        "preset's, 8 for GPUs)")
-      ("intra-node-bandwidth", po::value(&o.intra_node_bandwidth)->default_value(0),
+      ("intra-node-bandwidth", po::value(&o.intra_node_bandwidth)->default_value(0, "0"),
        "GB/s each device sends to the others of its node (0 = the preset's NVLink or PCIe)")
-      ("inter-node-bandwidth", po::value(&o.inter_node_bandwidth)->default_value(0),
+      ("inter-node-bandwidth", po::value(&o.inter_node_bandwidth)->default_value(0, "0"),
        "GB/s each device sends across nodes (0 = the preset's InfiniBand)")
       ("memory-margin", po::value(&o.memory_margin)->default_value(0.05, "0.05"),
        "share of each device's memory kept free: a layout fits when its predicted peak is at "
@@ -113,7 +113,7 @@ po::options_description plan_option_descriptions(PlanOptions& o) {
       ("seq-len", po::value(&o.seq_len)->default_value(128), "tokens per training window")
       ("global-batch", po::value(&o.global_batch)->default_value(8),
        "windows per optimizer step over all ranks: micro-batch x grad-accum x dp")
-      ("clip-grad", po::value(&o.clip_grad)->default_value(1.0f),
+      ("clip-grad", po::value(&o.clip_grad)->default_value(1.0f, "1.0"),
        "gradient clipping as training will use it (0 disables; with lomo or adalomo it "
        "costs a second backward)");
   po::options_description layout("Layout (searched unless given)");

@@ -69,7 +69,7 @@ void add_layout_options(po::options_description& group, TrainOptions& o) {
       ("comm", po::value(&o.comm)->default_value("auto"),
        "collectives between ranks: auto (NCCL on GPUs when built and each rank has its own "
        "GPU, else MPI, through host copies for GPU memory), mpi, nccl")
-      ("comm-timeout", po::value(&o.comm_timeout)->default_value(300.0),
+      ("comm-timeout", po::value(&o.comm_timeout)->default_value(300.0, "300"),
        "seconds a collective may wait for the other ranks before the job aborts");
   // clang-format on
 }
@@ -105,20 +105,20 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("optimizer", po::value(&o.optimizer)->default_value("adamw"),
        "sgd, adamw, lomo (SGD fused into backward: no gradients kept, no state) or adalomo "
        "(LOMO with a factored second moment)")
-      ("lr", po::value(&o.lr)->default_value(3e-4f), "peak learning rate")
-      ("min-lr", po::value(&o.min_lr)->default_value(0.0f), "learning rate at the last step")
+      ("lr", po::value(&o.lr)->default_value(3e-4f, "3e-4"), "peak learning rate")
+      ("min-lr", po::value(&o.min_lr)->default_value(0.0f, "0"), "learning rate at the last step")
       ("lr-schedule", po::value(&o.lr_schedule)->default_value("cosine"),
        "constant, cosine or linear (after warmup)")
       ("warmup", po::value(&o.warmup)->default_value(0), "linear warmup steps")
-      ("weight-decay", po::value(&o.weight_decay)->default_value(0.0f),
+      ("weight-decay", po::value(&o.weight_decay)->default_value(0.0f, "0"),
        "decoupled weight decay of matrices and embeddings")
-      ("clip-grad", po::value(&o.clip_grad)->default_value(1.0f),
+      ("clip-grad", po::value(&o.clip_grad)->default_value(1.0f, "1.0"),
        "clip the global gradient norm to this (0 disables)")
-      ("beta1", po::value(&o.beta1)->default_value(0.9f), "AdamW beta1")
-      ("beta2", po::value(&o.beta2)->default_value(0.95f), "AdamW beta2")
-      ("eps", po::value(&o.eps)->default_value(1e-8f), "AdamW epsilon")
-      ("momentum", po::value(&o.momentum)->default_value(0.0f), "SGD momentum")
-      ("initial-loss-scale", po::value(&o.initial_loss_scale)->default_value(65536.0f),
+      ("beta1", po::value(&o.beta1)->default_value(0.9f, "0.9"), "AdamW beta1")
+      ("beta2", po::value(&o.beta2)->default_value(0.95f, "0.95"), "AdamW beta2")
+      ("eps", po::value(&o.eps)->default_value(1e-8f, "1e-8"), "AdamW epsilon")
+      ("momentum", po::value(&o.momentum)->default_value(0.0f, "0"), "SGD momentum")
+      ("initial-loss-scale", po::value(&o.initial_loss_scale)->default_value(65536.0f, "65536"),
        "fp16: the starting dynamic loss scale")
       ("loss-scale-window", po::value(&o.loss_scale_window)->default_value(1000),
        "fp16: clean steps before the loss scale doubles (it halves on overflow)")
