@@ -21,28 +21,46 @@ struct ByteSpan {
   size_t end = 0;
 };
 
-// Where `content` is in `text` at or after `from`, as given or trimmed; false if nowhere.
-bool locate(std::string_view text, const std::string& content, size_t from, ByteSpan& found) {
-  for (const std::string_view wanted : {std::string_view(content), trimmed(content)}) {
-    if (wanted.empty()) continue;
-    const size_t at = text.find(wanted, from);
-    if (at == std::string_view::npos) continue;
-    found = {at, at + wanted.size()};
-    return true;
-  }
-  return false;
+// Whether an added token starts at the first byte of `text` from `at` that is not white space.
+bool closed_by_added_token(std::string_view text, size_t at, const std::vector<bool>& added_at) {
+  const size_t next = text.find_first_not_of(kWhiteSpace, at);
+  return next != std::string_view::npos && added_at[next];
 }
 
-// The content spans of the assistant messages, in order.
+// Where `content` is in `text` at or after `from`, as given or trimmed; false if nowhere.
+// The first place that an added token closes wins (a short content like "a" also occurs in
+// the role header before it, "<|im_start|>assistant"); without one, the first place.
+bool locate(std::string_view text, const std::string& content, size_t from,
+            const std::vector<bool>& added_at, ByteSpan& found) {
+  bool any = false;
+  for (const std::string_view wanted : {std::string_view(content), trimmed(content)}) {
+    if (wanted.empty()) continue;
+    for (size_t at = text.find(wanted, from); at != std::string_view::npos;
+         at = text.find(wanted, at + 1)) {
+      if (closed_by_added_token(text, at + wanted.size(), added_at)) {
+        found = {at, at + wanted.size()};
+        return true;
+      }
+      if (!any) found = {at, at + wanted.size()};
+      any = true;
+    }
+  }
+  return any;
+}
+
+// The content spans of the assistant messages, in order; `added_at[i]` says whether an
+// added token starts at byte i of `rendered`.
 std::vector<ByteSpan> assistant_contents(const std::string& rendered,
-                                         const Conversation& conversation, const std::string& where,
+                                         const Conversation& conversation,
+                                         const std::vector<bool>& added_at,
+                                         const std::string& where,
                                          const std::string& template_origin) {
   std::vector<ByteSpan> spans;
   size_t cursor = 0;
   for (size_t i = 0; i < conversation.size(); ++i) {
     const ChatMessage& message = conversation[i];
     ByteSpan found;
-    const bool located = locate(rendered, message.content, cursor, found);
+    const bool located = locate(rendered, message.content, cursor, added_at, found);
     if (message.role == "assistant") {
       LLMFT_REQUIRE(located, where << ": the content of message " << i + 1
                                    << " (assistant) is not in the text chat template "
@@ -62,11 +80,14 @@ ConversationSample encode_conversation(const std::string& rendered,
                                        const Conversation& conversation, const Tokenizer& tok,
                                        const std::string& where,
                                        const std::string& template_origin) {
-  std::vector<ByteSpan> turns = assistant_contents(rendered, conversation, where, template_origin);
   ConversationSample sample;
   std::vector<size_t> starts;
   sample.tokens = tok.encode_with_offsets(rendered, starts);
   const size_t n = sample.tokens.size();
+  std::vector<bool> added_at(rendered.size() + 1, false);
+  for (size_t i = 0; i < n; ++i) added_at[starts[i]] = tok.is_added_token(sample.tokens[i]);
+  std::vector<ByteSpan> turns =
+      assistant_contents(rendered, conversation, added_at, where, template_origin);
   const auto token_end = [&](size_t i) { return i + 1 < n ? starts[i + 1] : rendered.size(); };
   // Extend each turn through the added token that closes it.
   for (ByteSpan& turn : turns) {

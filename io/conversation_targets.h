@@ -5,9 +5,11 @@
 // How the targets are found, without rendering any conversation prefix:
 //  1. Each message's content is looked up in the rendered text in message order, from
 //     where the previous one ended: as given, else with surrounding white space trimmed
-//     (templates that write `message['content'] | trim`). A system or user content that is
-//     not found (a template that rewrites it) is passed over; an assistant content must
-//     be found.
+//     (templates that write `message['content'] | trim`), the first place that an added
+//     token closes (after white space) winning over earlier ones (a reply "a" also occurs
+//     in the header "<|im_start|>assistant" before it), else the first place. A system or
+//     user content that is not found (a template that rewrites it) is passed over; an
+//     assistant content must be found.
 //  2. An assistant turn runs from its content's first byte through the first added token
 //     (tokenizer.json's added_tokens: ChatML's <|im_end|>, Llama 3's <|eot_id|>, the
 //     </s> of Zephyr and Mistral) that follows the content with nothing but white space

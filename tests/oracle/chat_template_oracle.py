@@ -78,6 +78,14 @@ CONVERSATIONS = [
     [{"role": "system", "content": "Answer in one word."},
      {"role": "user", "content": "Name a color."},
      {"role": "assistant", "content": "Blue."}],
+    # Replies that also occur in the role headers and markers before them
+    # ("<|im_start|>assistant", "<|end_header_id|>", "[/INST]").
+    [{"role": "user", "content": "Which letter starts apple?"},
+     {"role": "assistant", "content": "a"},
+     {"role": "user", "content": "And dog?"},
+     {"role": "assistant", "content": "d"},
+     {"role": "user", "content": "A pronoun for me?"},
+     {"role": "assistant", "content": "I"}],
 ]
 
 CORPUS = [
