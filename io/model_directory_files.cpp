@@ -24,12 +24,6 @@ std::string without_bpe_prefix(const std::string& spec) {
   return spec.rfind(prefix, 0) == 0 ? spec.substr(prefix.size()) : spec;
 }
 
-std::string directory_of(const std::string& path) {
-  if (fs::is_directory(path)) return path;
-  const fs::path parent = fs::path(path).parent_path();
-  return parent.empty() ? std::string(".") : parent.string();
-}
-
 // The text of token `id` (a special token: an added token, else a vocabulary entry).
 std::optional<std::string> token_text(const BpeFiles& bpe, int64_t id) {
   for (const auto& [text, token] : bpe.added_tokens) {
@@ -82,7 +76,7 @@ Json tokenizer_config_json(const std::string& dir, const std::string& chat_templ
 
 std::string tokenizer_beside(const std::string& weights) {
   if (weights.empty()) return "";
-  const std::string dir = directory_of(weights);
+  const std::string dir = tokenizer_directory("bpe:" + weights);
   for (const char* name : {"tokenizer.json", "vocab.json"}) {
     if (fs::exists(fs::path(dir) / name)) return dir;
   }
@@ -139,7 +133,7 @@ ModelDirectoryFiles model_directory_files(const ModelConfig& config, const std::
                 "tokenizer " << path << " has a vocabulary of " << tok->vocab_size()
                              << " but the model has " << config.vocab_size
                              << "; pass the tokenizer the model was trained with");
-  out.tokenizer_dir = directory_of(path);
+  out.tokenizer_dir = tokenizer_directory("bpe:" + path);
   const fs::path dir(out.tokenizer_dir);
   const std::string vocabulary_file =
       fs::is_directory(path)

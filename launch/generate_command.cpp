@@ -81,9 +81,7 @@ ChosenTokenizer choose_tokenizer(const std::string& spec, const std::string& mod
   ChosenTokenizer chosen;
   if (!spec.empty()) {
     chosen.spec = spec;
-    const std::string path = spec.rfind("bpe:", 0) == 0 ? spec.substr(4) : spec;
-    if (path != "byte")
-      chosen.dir = fs::is_directory(path) ? path : fs::path(path).parent_path().string();
+    chosen.dir = io::tokenizer_directory(spec);
   } else if (const std::string beside = io::tokenizer_beside(model_dir); !beside.empty()) {
     chosen.spec = "bpe:" + beside;
     chosen.dir = beside;
