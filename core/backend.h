@@ -119,7 +119,9 @@ class Backend {
   // --- embeddings ---
   // Every token has a position, positions(B, T) i32: t plus the tokens before the
   // micro-batch for a continuous stream, the index within its sample for samples packed
-  // into a window (io/data_loader.h). Attention does not cross a sample's start.
+  // into a window (io/window_layout.h). Along a row a position is 0 (a sample starts) or
+  // the previous one plus 1, so sample starts never fall as t rises (the kernels skip key
+  // tiles by it). Attention does not cross a sample's start.
   // out(B, T, C) = wte[tokens[b, t] - vocab_start] + wpe[positions[b, t]] (wpe
   // optional: undefined). wte(rows, C) is a vocabulary-parallel slice (the whole table
   // when vocab_start is 0 and rows the vocabulary): tokens outside it contribute zero.

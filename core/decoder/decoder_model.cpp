@@ -10,18 +10,22 @@ namespace llmft {
 
 namespace {
 
-// Every token's position: batch.positions (checked: a token's sample cannot start before its
-// row, nor past the token), or position, position + 1, ... along each row.
+// Every token's position: batch.positions, or position, position + 1, ... along each row.
+// Checked as core/backend.h requires: along a row each position is 0 (a sample starts) or
+// the one before plus 1, and the first is at most batch.position (so no sample starts
+// before its row, and sample starts never fall along a row).
 std::vector<int32_t> positions_of(const MicroBatch& batch) {
   const size_t rows = static_cast<size_t>(batch.batch), T = static_cast<size_t>(batch.seq_len);
   std::vector<int32_t> positions(rows * T);
   for (size_t i = 0; i < positions.size(); ++i) {
-    const int64_t t = static_cast<int64_t>(i % T);
+    const size_t t = i % T;
     positions[i] =
         batch.positions == nullptr ? static_cast<int32_t>(batch.position + t) : batch.positions[i];
-    LLMFT_REQUIRE(positions[i] >= 0 && positions[i] <= batch.position + t,
-                  "internal: token " << t << " of a row has position " << positions[i]
-                                     << ", outside 0 .. " << batch.position + t);
+    const bool follows = t == 0 ? positions[i] >= 0 && positions[i] <= batch.position
+                                : positions[i] == 0 || positions[i] == positions[i - 1] + 1;
+    LLMFT_REQUIRE(follows, "internal: token " << t << " of a row has position " << positions[i]
+                                              << " after " << (t == 0 ? -1 : positions[i - 1])
+                                              << ": positions restart at 0 or rise by 1");
   }
   return positions;
 }
