@@ -208,9 +208,15 @@ void HfModelWriter::finish() {
   }
   remove_stale_weights(dir_, written);
   for (const std::unique_ptr<AtomicFile>& file : others) file->publish();
-  for (const std::string& name : model_directory_file_names()) {
-    if (std::find(other_names.begin(), other_names.end(), name) == other_names.end()) {
-      remove_stale(dir_, name);
+  // A save with a tokenizer replaces an earlier save's tokenizer files whole (a vocab.json
+  // left beside a new tokenizer.json would mislead); one without leaves the directory's
+  // (a downloaded model's tokenizer stays).
+  const auto writes = [&](const std::string& name) {
+    return std::find(other_names.begin(), other_names.end(), name) != other_names.end();
+  };
+  if (writes("tokenizer.json") || writes("vocab.json")) {
+    for (const std::string& name : model_directory_file_names()) {
+      if (!writes(name)) remove_stale(dir_, name);
     }
   }
   Json config = hf_config_json(config_);
