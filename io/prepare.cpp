@@ -111,12 +111,17 @@ PrepareStats prepare_token_file(const std::string& input, const std::string& out
                                 const ChatTemplateSearch& templates) {
   PrepareStats stats;
   MaskedTokens out;
-  bool samples = false;  // whether the input is JSONL, whose documents are samples
+  // Whether the documents are samples: JSONL with a prompt/response or conversation line. A
+  // file of {"text"} lines only is one stream, as plain text is (a sample longer than the
+  // window would lose its end; a stream loses nothing).
+  bool samples = false;
   {
     ProgressLine progress(show_progress);
     const std::vector<Document> documents = read_documents(
         input, [&progress](size_t done, size_t total) { progress.update("reading", done, total); });
-    samples = documents.front().line > 0;
+    samples = std::any_of(documents.begin(), documents.end(), [](const Document& document) {
+      return document.is_conversation() || !document.prompt.empty();
+    });
     size_t total_bytes = 0;
     for (const Document& document : documents) total_bytes += text_bytes(document);
     const std::vector<std::string> rendered =

@@ -1,5 +1,6 @@
 // The work of `llmft prepare`: tokenize a text corpus into a token file, marking which
-// tokens are training targets and, for JSONL input, where each sample begins.
+// tokens are training targets and, for JSONL input with prompts or conversations, where
+// each sample begins.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +16,7 @@ struct PrepareStats {
   size_t bytes = 0;              // bytes of document text encoded, prompts and messages included
   size_t tokens = 0;             // tokens written, end-of-text tokens included
   size_t target_tokens = 0;      // tokens that are training targets: all but prompt tokens
-  size_t samples = 0;            // samples the file marks: one per JSONL line, none for plain text
+  size_t samples = 0;            // samples the file marks: one per line, none for a stream
   size_t longest_sample = 0;     // tokens of the longest sample
   size_t turns_without_end = 0;  // assistant turns no end-of-turn token closes
   std::string chat_template;     // where the template came from, when one was used
@@ -37,8 +38,9 @@ struct ChatTemplateSearch {
 //  - conversations rendered by the chat template found by `templates` (all in one call
 //    to ChatTemplate::render) and encoded as the rendered text alone, no BOS or EOT
 //    added (the template writes those), targets as io/conversation_targets.h says.
-// Each JSONL document is one sample (the file records where each begins); a plain text
-// file is one continuous stream with no samples marked. When every token is a target the
+// Each line of a JSONL file with a prompt/response or conversation line is one sample (the
+// file records where each begins); a plain text file, or a JSONL file of {"text"} lines
+// only, is one continuous stream with no samples marked. When every token is a target the
 // file carries no loss mask.
 // Throws llmft::Error when the input has conversations and no template is found (naming
 // where it looked and --chat-template), besides the errors of read_documents,

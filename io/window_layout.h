@@ -6,7 +6,7 @@
 // and a file of `size` tokens has (size - 1) / seq_len windows.
 //
 // Samples (JSONL rows, conversations: io/token_file.h) are packed whole into windows, in
-// file order, first fit: a window takes the next sample while it fits in what is left of
+// file order, next fit: a window takes the next sample while it fits in what is left of
 // seq_len, and closes otherwise. Inside a window every token's position is its index in
 // its sample, so no token attends to another sample (core/backend.h); the target of a
 // sample's last token is masked (the next token is another sample's), and the positions

@@ -1,5 +1,5 @@
 // Samples packed into windows (io/window_layout.h), against layouts worked out by hand:
-// first fit in file order, positions restarting at every sample, each sample's last
+// next fit in file order, positions restarting at every sample, each sample's last
 // target masked, padding, truncation that keeps a sample's start, dropped samples, and
 // the token file's sample starts surviving a write and a read.
 #include "io/window_layout.h"
@@ -42,7 +42,7 @@ constexpr int32_t M = kMaskedTarget;
 
 }  // namespace
 
-TEST_CASE("samples are packed whole, first fit, each with its own positions") {
+TEST_CASE("samples are packed whole, next fit, each with its own positions") {
   // Samples of 3, 4, 2 and 5 tokens (file tokens 100..113) into windows of 8: [3 4] (1
   // padding), [2 5] (1 padding). Sample 1's first token is a prompt token.
   SampleFile f({3, 4, 2, 5}, {0, 1, 0, 0});
