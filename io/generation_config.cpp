@@ -12,8 +12,10 @@ namespace llmft::io {
 namespace {
 
 int64_t token_id(const Json& value, const std::string& path, const char* key) {
+  // 2^53 bounds ids that a double holds exactly (and keeps the cast below defined).
+  constexpr double kLargestExact = 9007199254740992.0;
   LLMFT_REQUIRE(
-      value.is_number() && value.as_number() >= 0 &&
+      value.is_number() && value.as_number() >= 0 && value.as_number() <= kLargestExact &&
           value.as_number() == static_cast<double>(static_cast<int64_t>(value.as_number())),
       path << ": " << key << " must be a token id (a whole number >= 0), not " << value.dump()
            << "; fix or remove the key");

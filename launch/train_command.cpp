@@ -20,6 +20,7 @@
 #include "launch/auto_plan.h"
 #include "launch/commands.h"
 #include "launch/cpu_share.h"
+#include "launch/device_peak.h"
 #include "launch/divergence_guard.h"
 #include "launch/initial_weights.h"
 #include "launch/job_devices.h"
@@ -30,7 +31,6 @@
 #include "launch/train_options.h"
 #include "launch/train_report.h"
 #include "parallel/engine.h"
-#include "parallel/flops.h"
 #include "parallel/memory_model.h"
 #include "parallel/mesh.h"
 #include "parallel/tp_gather.h"
@@ -96,9 +96,10 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   if (o.threads == 0) o.threads = default_threads(mpi);
   // What --save-dir holds besides the weights (the tokenizer beside --init-from, else
   // beside a --model config that is a file or directory, not a preset), read now so that a
-  // bad tokenizer file fails before training, not after it.
+  // bad tokenizer file fails before training, not after it; by rank 0 alone, which writes
+  // the directory (reading it may start Python to render the chat template).
   io::ModelDirectoryFiles save_files;
-  if (!o.save_dir.empty()) {
+  if (!o.save_dir.empty() && mpi.rank() == 0) {
     std::string tokenizer = io::tokenizer_beside(o.init_from);
     if (tokenizer.empty() && std::filesystem::exists(o.model)) {
       tokenizer = io::tokenizer_beside(o.model);
@@ -233,14 +234,14 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   std::optional<TrainReport> report;
   if (lead)
     report.emplace(o, config, predicted, loader.layout(), shape, backend->describe(),
-                   backend->fixed_overhead(), backend->communicator_overhead());
+                   backend->fixed_overhead(), backend->communicator_overhead(),
+                   device_peak(o, mpi.size(), !values["gpu"].defaulted()));
   io::MetricsWriter& metrics = outputs.metrics;
   if (!val_batches.empty()) {
     const double loss = engine.evaluate(io::micro_batch_views(val_batches));
     if (report) report->validation(0, loss);
   }
 
-  const double flops_per_token = training_flops_per_token(config, o.seq_len);
   const std::unique_ptr<Event> step_start = backend->create_event(),
                                step_end = backend->create_event();
   DivergenceGuard divergence(engine_options.dtype, o.max_skipped_steps,
@@ -275,7 +276,6 @@ int run_train(const Args& args, MpiRuntime& mpi) {
         step,
         stats,
         seconds,
-        flops_per_token,
         allocator.total_peak(),
         worst_rank_peak(world.get(), *backend, allocator),
         {},

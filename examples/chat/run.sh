@@ -29,7 +29,7 @@ rm -rf "$out/model"
   tee "$out/train.log"
 
 echo "--- eval: the saved model on the validation conversations ---"
-"$llmft" eval --model "$out/model" --data "$out/val.tok" --seq-len 128 --json | tee "$out/eval.json"
+"$llmft" eval --model "$out/model" --data "$out/val.tok" --seq-len 128 --micro-batch 4 --json | tee "$out/eval.json"
 
 echo "--- generate --chat ---"
 question="Which book comes after Exodus?"
