@@ -16,10 +16,11 @@ def write(target, name, data):
         out.write(data)
 
 
-def token_file(tokens, vocab, width=2, version=1, flags=0, mask=None):
+def token_file(tokens, vocab, width=2, version=1, flags=0, mask=None, starts=None):
     header = b"LLMFTTOK" + struct.pack("<IIQII", version, width, len(tokens), vocab, flags)
     body = b"".join(t.to_bytes(width, "little") for t in tokens)
-    return header + body + (bytes(mask) if mask is not None else b"")
+    samples = b"" if starts is None else struct.pack(f"<Q{len(starts)}Q", len(starts), *starts)
+    return header + body + (bytes(mask) if mask is not None else b"") + samples
 
 
 write("token_file", "v1_uint16", token_file([1, 2, 3, 65535], 65536))
@@ -30,6 +31,12 @@ write("token_file", "empty", token_file([], 1))
 write("token_file", "truncated", token_file([1, 2, 3], 4)[:-1])
 write("token_file", "bad_mask_byte", token_file([1, 2], 3, version=2, flags=1, mask=[1, 2]))
 write("token_file", "bad_width", token_file([1], 2, width=3))
+write("token_file", "v3_samples", token_file([1, 2, 3, 4, 5, 6, 7], 8, version=3, flags=2,
+                                             starts=[0, 3, 4]))
+write("token_file", "v3_samples_mask", token_file([1, 2, 3, 4, 5], 6, version=3, flags=3,
+                                                  mask=[0, 1, 1, 0, 1], starts=[0, 2]))
+write("token_file", "v3_bad_starts", token_file([1, 2, 3], 4, version=3, flags=2,
+                                                starts=[0, 2, 2]))
 
 
 def safetensors(header, data, pad=True):

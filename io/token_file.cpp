@@ -95,14 +95,16 @@ TokenFileHeader read_header(const std::string& path, const unsigned char* header
                                   "corrupt, re-run `llmft prepare` to recreate it");
   const uint64_t samples_offset = kTokenFileHeaderBytes + count * bytes_per_entry;
   // With samples the count that follows says how long the file is; read_sample_starts checks.
-  const uint64_t expected_bytes = samples_offset + (has_samples ? 8 : 0);
-  LLMFT_REQUIRE(has_samples ? expected_bytes <= file_bytes : expected_bytes == file_bytes,
-                "token file '" << path << "' should be " << expected_bytes << " bytes (header + "
-                               << count << " tokens of " << width << " bytes"
-                               << (has_loss_mask ? " + a loss mask of 1 byte per token" : "")
-                               << ") but is " << file_bytes
-                               << " bytes; it is truncated or corrupt, re-run `llmft prepare` "
-                                  "to recreate it");
+  const bool sized = has_samples ? samples_offset <= file_bytes && file_bytes - samples_offset >= 8
+                                 : samples_offset == file_bytes;
+  LLMFT_REQUIRE(sized, "token file '"
+                           << path << "' should be " << samples_offset
+                           << (has_samples ? " + 8 + 8 per sample" : "") << " bytes (header + "
+                           << count << " tokens of " << width << " bytes"
+                           << (has_loss_mask ? " + a loss mask of 1 byte per token" : "")
+                           << ") but is " << file_bytes
+                           << " bytes; it is truncated or corrupt, re-run `llmft prepare` "
+                              "to recreate it");
   return {static_cast<size_t>(count),
           static_cast<int>(width),
           static_cast<int>(vocab),

@@ -210,11 +210,15 @@ TEST_CASE("a malformed loss mask names the file, the token and what to do") {
 
 TEST_CASE("unknown versions and flags are rejected") {
   TempDir dir;
-  const std::string version_3 = dir.file("v3.tok");
-  write_bytes(version_3, file_bytes(header(3, 1, 0), {'a', 0}));
-  std::string message = error_of(version_3);
-  CHECK(contains(message, "format version 3"));
+  const std::string version_4 = dir.file("v4.tok");
+  write_bytes(version_4, file_bytes(header(4, 1, 0), {'a', 0}));
+  std::string message = error_of(version_4);
+  CHECK(contains(message, "format version 4"));
   CHECK(contains(message, "llmft prepare"));
+
+  const std::string v3_without_samples = dir.file("v3_without_samples.tok");
+  write_bytes(v3_without_samples, file_bytes(header(3, 1, 0), {'a', 0}));
+  CHECK(contains(error_of(v3_without_samples), "has flags 0"));
 
   const std::string flag_in_v1 = dir.file("flag_in_v1.tok");
   write_bytes(flag_in_v1, file_bytes(header(1, 1, 1), {'a', 0, 1}));
@@ -225,6 +229,37 @@ TEST_CASE("unknown versions and flags are rejected") {
   const std::string unknown_flag = dir.file("unknown_flag.tok");
   write_bytes(unknown_flag, file_bytes(header(2, 1, 3), {'a', 0, 1}));
   CHECK(contains(error_of(unknown_flag), "has flags 3"));
+}
+
+TEST_CASE("sample starts that do not add up or do not rise are refused, naming the file") {
+  TempDir dir;
+  // Two tokens 'a', 'b', then the sample count and the starts, 8 bytes each.
+  const auto samples = [](std::vector<uint64_t> words) {
+    std::vector<unsigned char> body = {'a', 0, 'b', 0};
+    for (uint64_t word : words) {
+      for (int byte = 0; byte < 8; ++byte)
+        body.push_back(static_cast<unsigned char>(word >> (8 * byte)));
+    }
+    return body;
+  };
+  const std::string good = dir.file("good.tok");
+  write_bytes(good, file_bytes(header(3, 2, 2), samples({2, 0, 1})));
+  CHECK(TokenFile(good).sample_starts() == std::vector<uint64_t>{0, 1});
+  const std::string wrong_count = dir.file("wrong_count.tok");
+  write_bytes(wrong_count, file_bytes(header(3, 2, 2), samples({3, 0, 1})));
+  CHECK(contains(error_of(wrong_count), "claims 3 samples"));
+  const std::string huge_count = dir.file("huge_count.tok");
+  write_bytes(huge_count, file_bytes(header(3, 2, 2), samples({UINT64_MAX, 0, 1})));
+  CHECK(contains(error_of(huge_count), "samples"));
+  const std::string not_rising = dir.file("not_rising.tok");
+  write_bytes(not_rising, file_bytes(header(3, 2, 2), samples({2, 0, 0})));
+  CHECK(contains(error_of(not_rising), "starts must be 0 first, rise"));
+  const std::string past_end = dir.file("past_end.tok");
+  write_bytes(past_end, file_bytes(header(3, 2, 2), samples({2, 0, 2})));
+  CHECK(contains(error_of(past_end), past_end));
+  const std::string no_count = dir.file("no_count.tok");
+  write_bytes(no_count, file_bytes(header(3, 2, 2), {'a', 0, 'b', 0, 1, 0}));
+  CHECK(contains(error_of(no_count), "truncated or corrupt"));
 }
 
 TEST_CASE("a loss mask that does not fit the tokens is refused before anything is written") {
