@@ -399,27 +399,43 @@ sys.exit(0 if verdict_ok and not problems else 1)
 PY
 }
 
-# memory.png from memory.dat: per layout a predicted (light) and a measured (solid)
-# bar, stacked by category. Skipped, with a note, without gnuplot.
+# memory.png from memory.dat: per layout a predicted (light) and a measured (solid) bar,
+# stacked by category. Pages of at most 20 layouts keep the labels readable: more layouts
+# make memory_1.png, memory_2.png, ..., all on the same MiB scale. Skipped, with a note,
+# without gnuplot.
+layouts_per_page=20
 draw_chart() {
   if ! command -v gnuplot >/dev/null; then
     echo "ablate: gnuplot is not installed; no $out/memory.png (apt-get install gnuplot-nox)"
     return 0
   fi
-  local terminal=png layouts width
+  local terminal=png layouts pages page first last count width ymax file range
   gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo && terminal=pngcairo
   layouts=$(grep -vc '^#' "$out/memory.dat")
-  width=$((layouts * 60 + 400))
-  [[ $width -ge 900 ]] || width=900
-  gnuplot <<GP || { echo "ablate: gnuplot failed; no $out/memory.png" >&2; return 0; }
-set terminal $terminal noenhanced size $width,720
-set output "$out/memory.png"
-set title "Peak memory per rank (the worst rank), by category\nleft bar: predicted (light); right bar: measured (solid); *: the planner's choice"
+  pages=$(((layouts + layouts_per_page - 1) / layouts_per_page))
+  # The tallest bar over all pages: the label may hold a space, so count columns from the end.
+  ymax=$(awk '!/^#/ { p = 0; m = 0; for (i = 0; i < 8; ++i) { p += $(NF - 15 + i); m += $(NF - 7 + i) }
+                      if (p > top) top = p; if (m > top) top = m }
+              END { print (top > 0 ? top * 1.05 : 1) }' "$out/memory.dat")
+  rm -f "$out"/memory.png "$out"/memory_*.png
+  for ((page = 1; page <= pages; ++page)); do
+    first=$(((page - 1) * layouts_per_page))
+    last=$((first + layouts_per_page - 1))
+    [[ $last -lt $layouts ]] || last=$((layouts - 1))
+    count=$((last - first + 1))
+    width=$((count * 60 + 400))
+    [[ $width -ge 900 ]] || width=900
+    file="$out/memory.png" range=""
+    [[ $pages -eq 1 ]] || file="$out/memory_$page.png" range=": layouts $((first + 1))-$((last + 1)) of $layouts"
+    gnuplot <<GP || { echo "ablate: gnuplot failed; no $file" >&2; return 0; }
+set terminal $terminal noenhanced size $width,760 font ",11"
+set output "$file"
+set title "Peak memory per rank (the worst rank), by category$range\nleft bar: predicted (light); right bar: measured (solid); *: the planner's choice"
 set ylabel "MiB"
-set yrange [0:*]
-set xrange [-1:$((3 * layouts - 1))]
-set xtics rotate by -35 nomirror font ",9"
-set bmargin 10
+set yrange [0:$ymax]
+set xrange [-1:$((3 * count - 1))]
+set xtics rotate by -40 nomirror font ",10"
+set bmargin 12
 set grid ytics
 set key outside right top vertical invert
 set style fill solid 1.0 border rgb "gray40"
@@ -427,15 +443,18 @@ n = 8
 colors = "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f"
 names = "params master_params grads optimizer_state activations workspace comm_buffers other/overhead"
 # Columns 3..10 are predicted MiB by category, 11..18 measured. Category k is the box
-# from the sum of those below it to the sum up to it (x:y:xlow:xhigh:ylow:yhigh).
+# from the sum of those below it to the sum up to it (x:y:xlow:xhigh:ylow:yhigh); x is
+# the layout's place on this page.
+x(i) = 3 * (i - $first)
 upto(first, k) = sum [j=1:k] column(first + j)
-plot for [k=1:n] "$out/memory.dat" using (3*\$1+1):(0):(3*\$1+0.55):(3*\$1+1.45):(upto(10, k-1)):(upto(10, k)) \
+plot for [k=1:n] "$out/memory.dat" every ::$first::$last using (x(\$1)+1):(0):(x(\$1)+0.55):(x(\$1)+1.45):(upto(10, k-1)):(upto(10, k)) \
        with boxxyerror fillstyle solid 1.0 lc rgb word(colors, k) title word(names, k), \
-     for [k=1:n] "$out/memory.dat" using (3*\$1):(0):(3*\$1-0.45):(3*\$1+0.45):(upto(2, k-1)):(upto(2, k)) \
+     for [k=1:n] "$out/memory.dat" every ::$first::$last using (x(\$1)):(0):(x(\$1)-0.45):(x(\$1)+0.45):(upto(2, k-1)):(upto(2, k)) \
        with boxxyerror fillstyle transparent solid 0.35 lc rgb word(colors, k) notitle, \
-     "$out/memory.dat" using (3*\$1+0.5):(NaN):xtic(2) notitle
+     "$out/memory.dat" every ::$first::$last using (x(\$1)+0.5):(NaN):xtic(2) notitle
 GP
-  echo "ablate: wrote $out/memory.png"
+    echo "ablate: wrote $file"
+  done
 }
 
 main() {
