@@ -17,7 +17,7 @@ check_plot() {  # OUT_DIR LABEL... : the pictures in OUT_DIR name each LABEL
     fail "$out/metrics.png is not a PNG"
   grep -q '<svg' "$out/metrics.svg" || fail "$out/metrics.svg is not an SVG"
   for text in 'training loss' 'validation loss' 'learning rate' 'gradient norm' \
-              'throughput (tokens/s)' 'peak memory per rank' "$@"; do
+              'throughput (tokens/s processed' 'peak memory per rank' "$@"; do
     grep -qF ">$text" "$out/metrics.svg" || fail "$out/metrics.svg has no text '$text'"
   done
   [[ -z $(find "$out" -name '.plot-*') ]] || fail "a scratch directory was left in $out"
