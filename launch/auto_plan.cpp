@@ -61,9 +61,10 @@ DeviceDescription base_device(const TrainOptions& o, Backend& backend, int ranks
 
 // The figures of a calibration, in order, as floats (what a broadcast carries).
 std::vector<float> calibration_figures(const Calibration& c) {
-  std::vector<float> figures{
-      static_cast<float>(c.gemm_flops), static_cast<float>(c.gemm_half_rate_rows),
-      static_cast<float>(c.memory_bandwidth), static_cast<float>(c.kernel_call_s)};
+  std::vector<float> figures{static_cast<float>(c.gemm_flops),
+                             static_cast<float>(c.gemm_half_rate_rows),
+                             static_cast<float>(c.memory_bandwidth),
+                             static_cast<float>(c.kernel_call_s), static_cast<float>(c.gemm_size)};
   for (const Link* link : {&c.intra_node, &c.inter_node}) {
     for (const Collective op : kLinkCollectives) {
       figures.push_back(static_cast<float>(link->rate(op).bandwidth));
@@ -80,6 +81,7 @@ Calibration calibration_from_figures(const std::vector<float>& figures) {
   c.gemm_half_rate_rows = *next++;
   c.memory_bandwidth = *next++;
   c.kernel_call_s = *next++;
+  c.gemm_size = *next++;
   for (Link* link : {&c.intra_node, &c.inter_node}) {
     for (const Collective op : kLinkCollectives) {
       link->rate(op).bandwidth = *next++;
@@ -101,26 +103,73 @@ std::optional<Calibration> broadcast_calibration(Backend& backend, Allocator& al
   return calibration_from_figures(shared);
 }
 
-// Rank 0's cached calibration, or a fresh measurement, identical on every rank.
+// How far the probe may stray from the cached GEMM rate before the cache is taken for
+// stale, as a factor either way: above the run-to-run noise of probe against calibration
+// on a machine shared with other work (docs/ARCHITECTURE.md, "The calibration cache",
+// gives the figures measured), and well below the 2-3x a cache measured on a busy machine
+// is off by.
+constexpr double kStaleFactor = 1.5;
+
+double gflops(double flops) {
+  return flops * 1e-9;
+}
+
+// The cached calibration when the probe agrees with it (saying so on rank 0), else none
+// (saying it is stale). Collective over `world`: every rank sees the same figures.
+std::optional<Calibration> checked(Backend& backend, Allocator& allocator, Communicator* world,
+                                   const Calibration& cached, DType gemm_dtype, bool lead) {
+  const double probe = probe_gemm_flops(backend, allocator, world, gemm_dtype, cached);
+  const double ratio = probe / cached.gemm_flops;
+  const bool fresh = ratio <= kStaleFactor && ratio >= 1 / kStaleFactor;
+  if (lead) {
+    std::printf(
+        "calibration: cached GEMM rate %.1f GFLOP/s per rank (measured %s), probe "
+        "measures %.1f (%+.0f%%): %s (stale beyond x%.2g either way)\n",
+        gflops(cached.gemm_flops), conditions_text(cached).c_str(), gflops(probe),
+        (ratio - 1) * 100, fresh ? "kept" : "stale, recalibrating", kStaleFactor);
+    std::fflush(stdout);
+  }
+  if (!fresh) return std::nullopt;
+  return cached;
+}
+
+// Rank 0's cached calibration while the probe agrees with it, or a fresh measurement
+// (written to the cache), identical on every rank.
 Calibration calibrate(Backend& backend, Allocator& allocator, Communicator* world,
                       Communicator* node, const std::string& device_name, DType gemm_dtype,
                       int world_size, int threads) {
+  const bool lead = !world || world->rank() == 0;
   const std::string path = default_calibration_path();
   // Rank 0 reads the cache and broadcasts what it found.
   std::string key;
   std::optional<Calibration> cached;
-  if (!world || world->rank() == 0) {
+  if (lead) {
     key = calibration_key(this_host(), device_name, gemm_dtype, world_size, threads);
     cached = read_calibration(path, key);
   }
-  if (world) cached = broadcast_calibration(backend, allocator, *world, cached);
+  if (world) {
+    const std::optional<Calibration> read = cached;
+    cached = broadcast_calibration(backend, allocator, *world, cached);
+    // When and under what load, for rank 0's line (the figures are the broadcast ones).
+    if (cached && read) {
+      cached->measured_at = read->measured_at;
+      cached->load_average = read->load_average;
+      cached->online_cpus = read->online_cpus;
+    }
+  }
+  if (cached) cached = checked(backend, allocator, world, *cached, gemm_dtype, lead);
   if (cached) {
     cached->device = device_name;
     return *cached;
   }
-  const Calibration measured =
-      measure_devices(backend, allocator, world, node, device_name, gemm_dtype);
-  if (!world || world->rank() == 0) write_calibration(path, key, measured);
+  Calibration measured = measure_devices(backend, allocator, world, node, device_name, gemm_dtype);
+  if (lead) {
+    record_conditions(measured);
+    write_calibration(path, key, measured);
+    std::printf("calibration: measured GEMM rate %.1f GFLOP/s per rank (%s), written to %s\n",
+                gflops(measured.gemm_flops), conditions_text(measured).c_str(), path.c_str());
+    std::fflush(stdout);
+  }
   return measured;
 }
 

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 
 #include "core/error.h"
@@ -18,7 +20,7 @@ namespace {
 
 using io::Json;
 
-constexpr int kVersion = 5;
+constexpr int kVersion = 6;
 
 CollectiveRate parse_rate(const Json& json) {
   return CollectiveRate{json.at("bandwidth").as_number(), json.at("latency_s").as_number()};
@@ -44,6 +46,10 @@ Json entry_json(const Calibration& c) {
       {"inter_node", link_json(c.inter_node)},
       {"memory_bandwidth", Json::number(c.memory_bandwidth)},
       {"kernel_call_s", Json::number(c.kernel_call_s)},
+      {"gemm_size", Json::number(c.gemm_size)},
+      {"measured_at", Json::string(c.measured_at)},
+      {"load_average", Json::number(c.load_average)},
+      {"online_cpus", Json::number(c.online_cpus)},
   });
 }
 
@@ -56,6 +62,12 @@ Calibration parse_entry(const Json& json) {
   c.inter_node = parse_link(json.find("inter_node"));
   c.memory_bandwidth = json.at("memory_bandwidth").as_number();
   c.kernel_call_s = json.at("kernel_call_s").as_number();
+  c.gemm_size = json.at("gemm_size").as_number();
+  c.measured_at = json.at("measured_at").as_string();
+  c.load_average = json.at("load_average").as_number();
+  c.online_cpus = json.at("online_cpus").as_int();
+  LLMFT_REQUIRE(c.gemm_flops > 0 && c.gemm_size >= 1,
+                "gemm_flops and gemm_size must be positive (the probe times that GEMM)");
   return c;
 }
 
@@ -131,6 +143,30 @@ void write_calibration(const std::string& path, const std::string& key, const Ca
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (!dir.empty()) io::ensure_directory(dir.string(), "calibration cache");
   io::write_shared_file_atomically(path, cache.dump() + "\n");
+}
+
+void record_conditions(Calibration& c) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char when[32];
+  std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  c.measured_at = when;
+  std::ifstream loadavg("/proc/loadavg");
+  if (!(loadavg >> c.load_average)) c.load_average = -1;
+  c.online_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+std::string conditions_text(const Calibration& c) {
+  std::ostringstream os;
+  os << c.measured_at << ", load ";
+  if (c.load_average < 0) {
+    os << "unknown";
+  } else {
+    os << std::fixed << std::setprecision(2) << c.load_average;
+  }
+  os << " on " << c.online_cpus << " CPUs";
+  return os.str();
 }
 
 }  // namespace llmft

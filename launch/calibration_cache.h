@@ -3,15 +3,18 @@
 // jobs on the same machines skip the benchmarks (`--no-calibrate` uses the presets alone).
 //
 // The cache is a small JSON file:
-//   {"version": 5,
+//   {"version": 6,
 //    "entries": {"HOST/DEVICE/DTYPE/WORLD/THREADS": {"device": "h100-80g", "gemm_flops": 6.1e14,
-//        "gemm_half_rate_rows": 48,
+//        "gemm_half_rate_rows": 48, "gemm_size": 8192,
+//        "measured_at": "2026-12-03T17:05:00Z", "load_average": 0.4, "online_cpus": 64,
 //        "intra_node": {"all_reduce": {"bandwidth": 3.6e11, "latency_s": 1.2e-5},
 //                       "reduce_scatter": {...}, "all_gather": {...}},
 //        "inter_node": {...}, "memory_bandwidth": 3.1e12, "kernel_call_s": 4e-6}}}
 // A link whose all-reduce bandwidth is 0 (a one-node job has no inter-node link) was not
 // measured.
-// A file of another version is measured again and replaced.
+// A file of another version is measured again and replaced. gemm_size is the probe's shape
+// (calibration.h); measured_at, load_average and online_cpus say when and under what load
+// the entry was measured.
 //
 // Thread-safety: the functions share no state; concurrent writers of one cache file (jobs
 // starting together on a shared home directory) each replace it whole through a temp file
@@ -48,5 +51,11 @@ std::optional<Calibration> read_calibration(const std::string& path, const std::
 // atomically (creating its directory).
 void write_calibration(const std::string& path, const std::string& key,
                        const Calibration& calibration);
+
+// Records in `calibration` the time now (UTC), this machine's 1-minute load average
+// (/proc/loadavg; -1 where it cannot be read) and its online CPUs.
+void record_conditions(Calibration& calibration);
+// "2026-12-03T17:05:00Z, load 0.40 on 64 CPUs": when and under what load it was measured.
+std::string conditions_text(const Calibration& calibration);
 
 }  // namespace llmft

@@ -19,6 +19,16 @@ struct Calibration {
   // Kernels other than products (device.h): bytes/s streaming from memory, seconds per
   // call; 0: not measured.
   double memory_bandwidth = 0, kernel_call_s = 0;
+  // The rows (and width) of the square GEMM behind gemm_flops: the shape a later job times
+  // again, in a fraction of a second, to see whether the rate still holds (the probe,
+  // device_benchmark.h); 0: not measured.
+  double gemm_size = 0;
+  // When and under what load the figures were measured (launch/calibration_cache.h records
+  // them): UTC "YYYY-MM-DDTHH:MM:SSZ", the 1-minute load average (-1: unknown) and the
+  // online CPUs at the time.
+  std::string measured_at{};
+  double load_average = -1;
+  int online_cpus = 0;
 };
 
 // The preset with the measured figures in place of the published ones: peak_flops and

@@ -1,6 +1,7 @@
 #include "parallel/planner/device_benchmark.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <functional>
 #include <limits>
@@ -29,6 +30,22 @@ double gemm_seconds(Backend& backend, Allocator& allocator, Communicator* world,
       backend, allocator, world, [&] { backend.linear_forward(out, a, w, Tensor()); }, repeats);
 }
 
+constexpr int kSquareGemmRepeats = 3;
+
+// The rate of a large GEMM from that of a square one of `size` rows, under the model
+// rate(r) = peak x r / (r + half).
+double large_gemm_rate(double square_rate, double size, double half_rate_rows) {
+  return square_rate * (size + half_rate_rows) / size;
+}
+
+// FLOP/s of the square (size x size) @ (size x size)^T GEMM on the slowest rank.
+double square_gemm_rate(Backend& backend, Allocator& allocator, Communicator* world, int64_t size,
+                        DType dtype) {
+  const double rows = static_cast<double>(size);
+  return 2.0 * rows * rows * rows /
+         gemm_seconds(backend, allocator, world, size, size, dtype, kSquareGemmRepeats);
+}
+
 // The large-GEMM rate and the row count at which a GEMM runs at half of it, from the
 // rates of a square GEMM and a 64-row one of the same width under the model
 // rate(r) = peak x r / (r + half). The width starts at 1024 and doubles, to 8192 at most,
@@ -40,20 +57,21 @@ void measure_gemm(Backend& backend, Allocator& allocator, Communicator* world, D
   constexpr int64_t kMaxSize = 8192;
   constexpr double kSmall = 64, kLongEnough = 1e-3;
   int64_t size = 1024;
-  double seconds = gemm_seconds(backend, allocator, world, size, size, dtype, 3);
-  while (seconds < kLongEnough && size < kMaxSize) {
+  double large = square_gemm_rate(backend, allocator, world, size, dtype);
+  auto seconds = [&] { return 2.0 * size * size * static_cast<double>(size) / large; };
+  while (seconds() < kLongEnough && size < kMaxSize) {
     size *= 2;
-    seconds = gemm_seconds(backend, allocator, world, size, size, dtype, 3);
+    large = square_gemm_rate(backend, allocator, world, size, dtype);
   }
   const double large_rows = static_cast<double>(size);
   const double flops_per_row = 2.0 * large_rows * large_rows;
-  const double large = large_rows * flops_per_row / seconds;
   const double small =
       kSmall * flops_per_row / gemm_seconds(backend, allocator, world, 64, size, dtype, 16);
   const double q = std::min(small / large, 1.0);
   c.gemm_half_rate_rows =
       std::clamp(kSmall * large_rows * (1 - q) / (large_rows * q - kSmall), 0.0, large_rows);
-  c.gemm_flops = large * (large_rows + c.gemm_half_rate_rows) / large_rows;
+  c.gemm_flops = large_gemm_rate(large, large_rows, c.gemm_half_rate_rows);
+  c.gemm_size = large_rows;
 }
 
 // Seconds of one add_inplace over two tensors of `elements` floats each, on the slowest rank.
@@ -215,6 +233,16 @@ AttentionCost measure_attention(Backend& backend, Allocator& allocator, Communic
   fit(forward_long, forward_short, cost.forward_quadratic, cost.forward_linear);
   fit(backward_long, backward_short, cost.backward_quadratic, cost.backward_linear);
   return cost;
+}
+
+double probe_gemm_flops(Backend& backend, Allocator& allocator, Communicator* world,
+                        DType gemm_dtype, const Calibration& cached) {
+  // The median of three: one burst of another process's work moves it less than a mean.
+  const int64_t size = static_cast<int64_t>(cached.gemm_size);
+  std::array<double, 3> rates{};
+  for (double& rate : rates) rate = square_gemm_rate(backend, allocator, world, size, gemm_dtype);
+  std::sort(rates.begin(), rates.end());
+  return large_gemm_rate(rates[1], cached.gemm_size, cached.gemm_half_rate_rows);
 }
 
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,

@@ -24,6 +24,14 @@ namespace llmft {
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,
                             Communicator* node, const std::string& device_name, DType gemm_dtype);
 
+// The probe of a cached calibration: the rate gemm_flops stands for, measured again on the
+// square GEMM of `cached`.gemm_size rows in `gemm_dtype` (the median of three timings,
+// each as measure_devices times it) and extrapolated with its gemm_half_rate_rows as
+// measure_devices extrapolates (a fraction of a second on a CPU); the slowest rank's. Collective
+// over `world` (null: one rank).
+double probe_gemm_flops(Backend& backend, Allocator& allocator, Communicator* world,
+                        DType gemm_dtype, const Calibration& cached);
+
 // Seconds of attention's forward and backward over one sequence of T queries of `model`'s
 // heads (batch 1) in the dtype the backend computes a `stored` run in, on the slowest rank
 // of `world` (null: one rank).

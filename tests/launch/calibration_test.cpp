@@ -19,6 +19,8 @@ TEST_CASE("calibration cache: write, read back, keep other entries") {
   const Link infiniband{{4.4e10, 2.5e-5}, {4.1e10, 2.2e-5}, {4.2e10, 2.3e-5}};
   Calibration one_node{"h100-80g", 6.1e14, 48, nvlink, Link{}};
   Calibration two_nodes{"h100-80g", 6.0e14, 48, nvlink, infiniband};
+  one_node.gemm_size = two_nodes.gemm_size = 8192;
+  record_conditions(one_node);
   write_calibration(path, calibration_key("node07", "h100-80g", DType::bf16, 8, 0), one_node);
   write_calibration(path, calibration_key("node07", "h100-80g", DType::bf16, 16, 0), two_nodes);
   const std::optional<Calibration> a = read_calibration(path, "node07/h100-80g/bf16/8/0");
@@ -28,6 +30,12 @@ TEST_CASE("calibration cache: write, read back, keep other entries") {
   CHECK(a->device == "h100-80g");
   CHECK(a->gemm_flops == 6.1e14);
   CHECK(a->gemm_half_rate_rows == 48);
+  // The probe's shape and when and under what load it was measured come back as written.
+  CHECK(a->gemm_size == 8192);
+  CHECK(a->measured_at == one_node.measured_at);
+  CHECK(a->measured_at.size() == std::string("2026-12-03T17:05:00Z").size());
+  CHECK(a->load_average == one_node.load_average);
+  CHECK(a->online_cpus >= 1);
   // Each collective's rate comes back as written, none standing in for another.
   for (const Collective op : kLinkCollectives) {
     CAPTURE(std::string(collective_name(op)));
@@ -68,6 +76,12 @@ TEST_CASE(
   dir.write("calibration.json", "{\"entries\": {}}");
   CHECK_THROWS_WITH_AS(read_calibration(path, "x/1/0"),
                        doctest::Contains(("calibration cache " + path).c_str()), Error);
+  dir.write("calibration.json", R"({"version": 6, "entries": {"x/1/0": {"device": "cpu",
+      "gemm_flops": 6e10, "gemm_half_rate_rows": 8, "memory_bandwidth": 8e9,
+      "kernel_call_s": 1e-6, "gemm_size": 0, "measured_at": "", "load_average": 0,
+      "online_cpus": 2}}})");
+  CHECK_THROWS_WITH_AS(read_calibration(path, "x/1/0"),
+                       doctest::Contains("gemm_size must be positive"), Error);
   dir.write("calibration.json", "not json");
   CHECK_THROWS_WITH_AS(read_calibration(path, "x/1"),
                        doctest::Contains("delete the file to measure again"), Error);

@@ -26,6 +26,12 @@ cli_failure(eval_preset_without_weights "--model llama-tiny has no weights to sc
 cli_failure(eval_checkpoint_and_model "--checkpoint .* holds its model and weights"
   eval --data ${cli_dir}/val.tok --checkpoint ${cli_dir}/out --model llama-tiny)
 
+# A stale calibration cache is found by the probe and remeasured; an honest one is kept
+# (tests/launch/stale_calibration.sh).
+add_test(NAME cli_stale_calibration COMMAND bash
+  ${CMAKE_CURRENT_SOURCE_DIR}/launch/stale_calibration.sh ${llmft} ${cli_dir}/val.tok
+  ${cli_dir}/stale_calibration)
+set_tests_properties(cli_stale_calibration PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
 # --epochs (tests/launch/epochs.sh).
 add_test(NAME cli_epochs COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/epochs.sh ${llmft}
   ${cli_dir}/epochs)
