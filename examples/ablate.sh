@@ -32,7 +32,8 @@
 # --offload-optimizer, --sequence-parallel) constrain the plan. The script sets --steps, --metrics, --log-every and --threads.
 #
 # Writes to DIR: plan.json and plan.log (the planner), runs/LAYOUT.{jsonl,log} (each
-# run's metrics and output), ablation.csv, ablation.txt (table and summary) and
+# run's metrics and output), ablation.csv, ablation.txt (table and summary, with the
+# calibration the plan used) and
 # memory.png (predicted beside measured memory per layout, stacked by category; skipped
 # with a note when gnuplot is missing).
 #
@@ -151,6 +152,8 @@ run_plan() {
     exit 1
   fi
   [[ -s $out/plan.json ]] || { echo "ablate: the plan wrote no $out/plan.json" >&2; exit 1; }
+  # The calibration the plan used: its GEMM rate, when and under what load it was measured.
+  sed -n 's/^calibration: /ablate: calibration: /p' "$out/plan.log"
 }
 
 # Prints the layouts to run, one "tp zero micro_batch grad_accum ckpt offload sp" per line: the
@@ -372,6 +375,7 @@ for label, field, digits in (("memory", "memory_error_pct", 2), ("host pool", "h
     else:
         lines.append(f"{label} prediction error: no layout with both figures")
 lines.append(f"runs: {len(rows)}, failed: {', '.join(failed) if failed else 'none'}")
+lines += [l.rstrip() for l in open(os.path.join(out, "plan.log")) if l.startswith("calibration:")]
 lines.extend(problems)
 with open(os.path.join(out, "ablation.txt"), "w") as f:
     f.write("\n".join(lines) + "\n")

@@ -180,7 +180,8 @@ set_tests_properties(cli_auto_plan_no_fit PROPERTIES FIXTURES_REQUIRED cli_data 
 
 # The ablation script end to end on 2 ranks (one layout, so no timing verdict can flake):
 # it plans, trains, and writes the CSV with the measured peaks equal to the predictions,
-# the device's and (the optimizer offloaded) the host pool's.
+# the device's and (the optimizer offloaded) the host pool's, and its summary names the
+# calibration the plan used (rate, date, load).
 add_test(NAME ablate_script COMMAND bash -c
   "LLMFT_CALIBRATION_CACHE='${cli_dir}/calibration.json' LLMFT_BUILD_DIR='${CMAKE_BINARY_DIR}' \
    bash '${PROJECT_SOURCE_DIR}/examples/ablate.sh' --ranks 2 --steps 2 --threads 1 \
@@ -189,7 +190,8 @@ add_test(NAME ablate_script COMMAND bash -c
      --activation-checkpointing --offload-optimizer=on && \
    awk -F, '$1 == \"dp2-tp1-z0-mb4x1-ckpt4-offload\" && $10 == 1 && $11 > 0 && $11 == $12 && \
             $18 > 0 && $18 == $19' \
-     '${cli_dir}/ablation/ablation.csv' | grep -q .")
+     '${cli_dir}/ablation/ablation.csv' | grep -q . && \
+   grep -q '^calibration: .* GFLOP/s per rank (.*, load .* CPUs)' '${cli_dir}/ablation/ablation.txt'")
 set_tests_properties(ablate_script PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 300)
 
 # The windows a step trains on and its loss do not depend on the layout: nine layouts on
