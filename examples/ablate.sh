@@ -34,8 +34,9 @@
 # Writes to DIR: plan.json and plan.log (the planner), runs/LAYOUT.{jsonl,log} (each
 # run's metrics and output), ablation.csv, ablation.txt (table and summary, with the
 # calibration the plan used) and
-# memory.png (predicted beside measured memory per layout, stacked by category; skipped
-# with a note when gnuplot is missing).
+# memory.png (predicted beside measured memory per layout, stacked by category; in pages
+# of 20 layouts, memory_1.png, ..., when there are more; skipped with a note when gnuplot
+# is missing).
 #
 # Exit status: 0 when every run succeeded and the planner's choice measured within 10%
 # of the fastest layout; 1 otherwise; 2 for bad options.
