@@ -22,6 +22,7 @@
 #include "io/hf_config.h"
 #include "launch/guarded_main.h"
 #include "parallel/engine.h"
+#include "parallel/flops.h"
 
 using namespace llmft;
 
@@ -85,16 +86,18 @@ int run(int argc, char** argv) {
     alone = seconds_since(start);
   }
   if (rank == 0) {
-    const double tokens_per_s = static_cast<double>(B) * T * ranks / step_seconds;
-    std::printf("ranks %d x threads %s: %.1f ms/step, %.1f tokens/s (global)", ranks,
-                args["threads"].c_str(), step_seconds * 1e3, tokens_per_s);
+    const Throughput throughput = step_throughput(static_cast<double>(B) * T * ranks, step_seconds,
+                                                  training_flops_per_token(c, T), ranks, 0);
+    std::printf("ranks %d x threads %s: %.1f ms/step, %.1f tokens/s (global, %.1f per rank)", ranks,
+                args["threads"].c_str(), step_seconds * 1e3, throughput.tokens_per_s,
+                throughput.tokens_per_s_per_device);
     if (world) {
       std::printf(
           "; gradient all-reduce alone %.1f ms, still waited %.1f ms after backward: "
           "%.0f%% hidden",
           alone * 1e3, exposed * 1e3, alone > 0 ? 100.0 * (1.0 - exposed / alone) : 0.0);
     }
-    std::printf("\ntokens_per_s=%.3f\n", tokens_per_s);
+    std::printf("\ntokens_per_s=%.3f\n", throughput.tokens_per_s);
   }
   return 0;
 }

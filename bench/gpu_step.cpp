@@ -72,9 +72,9 @@ double llmft_ms_per_step(const bench::Args& args, const ModelConfig& config) {
   backend->record(*end, Queue::compute);
   backend->synchronize(*end);
   const double seconds = backend->elapsed_seconds(*start, *end) / steps;
-  const double tokens = static_cast<double>(B) * T;
-  const double flops = tokens * training_flops_per_token(config, T) / seconds;
-  const double peak = std::stod(args.at("peak-tflops")) * 1e12;
+  const Throughput throughput =
+      step_throughput(static_cast<double>(B) * T, seconds, training_flops_per_token(config, T), 1,
+                      std::stod(args.at("peak-tflops")) * 1e12);
 
   RunShape shape{
       B, T, options.dtype, checkpointing ? ModelOptions::kAllBlocks : 0, options.optimizer, true};
@@ -92,7 +92,8 @@ double llmft_ms_per_step(const bench::Args& args, const ModelConfig& config) {
   }
   std::printf("device: %s\n", backend->describe().c_str());
   std::printf("llmft step:   %8.1f ms | %10.0f tokens/s | %7.1f TFLOP/s | MFU %.1f%%\n",
-              seconds * 1e3, tokens / seconds, flops * 1e-12, 100.0 * flops / peak);
+              seconds * 1e3, throughput.tokens_per_s, throughput.model_flops_per_s * 1e-12,
+              100.0 * throughput.mfu);
   const double predicted_device =
       static_cast<double>(predicted.peak_total + backend->fixed_overhead());
   const double device_peak =

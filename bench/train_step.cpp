@@ -1,6 +1,6 @@
 // bench_train_step: times llmft training steps (AdamW, fp32, CPU) and prints them beside
-// two peers measured in the same run: OpenBLAS sgemm on this machine (achieved GFLOP/s
-// as a fraction of it), and optionally the same step in PyTorch (transformers'
+// two peers measured in the same run: OpenBLAS sgemm on this machine (the step's MFU
+// against its rate, parallel/flops.h), and optionally the same step in PyTorch (transformers'
 // GPT2LMHeadModel or LlamaForCausalLM + torch.optim.AdamW, bench/torch_train_step.py) as a
 // time ratio.
 //
@@ -102,17 +102,18 @@ int run(int argc, char** argv) {
   }
   double mean = 0;
   for (double t : times) mean += t / times.size();
-  const double tokens = static_cast<double>(B) * T;
-  const double gflops = tokens * training_flops_per_token(config, T) / mean * 1e-9;
   const double blas = sgemm_gflops(1024);
+  const Throughput throughput = step_throughput(static_cast<double>(B) * T, mean,
+                                                training_flops_per_token(config, T), 1, blas * 1e9);
 
   std::printf("model %s (%lld params), batch %d x seq %d, AdamW fp32, %s threads\n",
               config.name.c_str(), static_cast<long long>(parameter_count(config)), B, T,
               args.at("threads").c_str());
   std::printf("llmft step:      %8.1f ms (min %.1f) | %8.1f tokens/s | %7.1f GFLOP/s\n", mean * 1e3,
-              *std::min_element(times.begin(), times.end()) * 1e3, tokens / mean, gflops);
-  std::printf("openblas sgemm:  %8.1f GFLOP/s (1024^3) | llmft step at %.1f%% of it\n", blas,
-              100.0 * gflops / blas);
+              *std::min_element(times.begin(), times.end()) * 1e3, throughput.tokens_per_s,
+              throughput.model_flops_per_s * 1e-9);
+  std::printf("openblas sgemm:  %8.1f GFLOP/s (1024^3) | llmft step's MFU %.1f%% of it\n", blas,
+              100.0 * throughput.mfu);
   if (!args.at("python").empty()) {
     const double torch_ms = torch_ms_per_step(args, config);
     std::printf("pytorch step:    %8.1f ms | %s\n", torch_ms,

@@ -32,8 +32,22 @@ io::Json counters_json(const CommCounters& counters) {
   return json;
 }
 
-double tokens_of(const StepRecord& r) {
-  return static_cast<double>(r.stats.target_tokens);
+// "42s", "3m05s", "2h07m" (a step line's elapsed time and ETA).
+std::string duration_text(double seconds) {
+  const long long s = std::llround(seconds);
+  char text[32];
+  if (s < 60) {
+    std::snprintf(text, sizeof(text), "%llds", s);
+  } else if (s < 3600) {
+    std::snprintf(text, sizeof(text), "%lldm%02llds", s / 60, s % 60);
+  } else {
+    std::snprintf(text, sizeof(text), "%lldh%02lldm", s / 3600, s % 3600 / 60);
+  }
+  return text;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -41,12 +55,17 @@ double tokens_of(const StepRecord& r) {
 TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
                          const MemoryPrediction& predicted, const io::WindowLayout& windows,
                          MeshShape mesh, const std::string& device, size_t fixed_overhead,
-                         size_t communicators)
+                         size_t communicators, const DevicePeak& peak)
     : options_(o),
       predicted_(predicted),
       fixed_overhead_(fixed_overhead),
       communicators_(communicators),
-      uniform_loss_(std::log(static_cast<double>(c.vocab_size))) {
+      uniform_loss_(std::log(static_cast<double>(c.vocab_size))),
+      processed_tokens_(static_cast<double>(mesh.dp) * o.micro_batch * o.grad_accum * o.seq_len),
+      devices_(mesh.dp * mesh.tp),
+      flops_per_token_(training_flops_per_token(c, o.seq_len)),
+      peak_(peak),
+      start_(std::chrono::steady_clock::now()) {
   std::printf(
       "llmft: model %s (%s): %d layers, hidden %d, %d heads, MLP %d, vocab %d, context %d\n",
       c.name.c_str(), family_name(c.family), c.n_layer, c.hidden, c.n_head, c.intermediate,
@@ -89,6 +108,16 @@ TrainReport::TrainReport(const TrainOptions& o, const ModelConfig& c,
         "device memory\n",
         format_bytes(static_cast<double>(predicted.checkpoint_staging)).c_str());
   }
+  std::printf(
+      "llmft: throughput counts the %.0f tokens a step processes (padding included) over %d "
+      "ranks, loss targets apart; %.4g model FLOPs per token (6 x matrix parameters + "
+      "attention)\n",
+      processed_tokens_, devices_, flops_per_token_);
+  if (peak_.flops > 0) {
+    std::printf("llmft: MFU against %s, %.4g FLOP/s per rank\n", peak_.name.c_str(), peak_.flops);
+  } else {
+    std::printf("llmft: no MFU: %s\n", peak_.why_unknown.c_str());
+  }
   std::printf("llmft: a uniform guess over the vocabulary has loss %.4f\n", uniform_loss_);
   std::fflush(stdout);
 }
@@ -99,16 +128,41 @@ void TrainReport::validation(int step, double loss) {
   std::fflush(stdout);
 }
 
+Throughput TrainReport::throughput(double seconds) const {
+  return step_throughput(processed_tokens_, seconds, flops_per_token_, devices_, peak_.flops);
+}
+
+std::string TrainReport::mfu_text(const Throughput& t) const {
+  if (peak_.flops <= 0) return "";
+  char text[32];
+  std::snprintf(text, sizeof(text), " | MFU %.1f%% of ", 100.0 * t.mfu);
+  return text + peak_.name;
+}
+
 void TrainReport::step(const StepRecord& r, const std::optional<double>& val_loss) {
+  if (first_step_ == 0) {
+    first_step_ = r.step;
+  } else {
+    ++timed_steps_;
+    timed_seconds_ += r.seconds;
+    timed_targets_ += static_cast<double>(r.stats.target_tokens);
+  }
+  elapsed_seconds_ = seconds_since(start_);
+  eta_seconds_.reset();
+  if (timed_steps_ > 0) eta_seconds_ = timed_seconds_ / timed_steps_ * (options_.steps - r.step);
   if (r.step % options_.log_every == 0 || r.step == 1 || r.step == options_.steps) {
     const std::string epochs =
         options_.epochs > 0 ? "/" + io::Json::number(options_.epochs).dump() : "";
+    const Throughput t = throughput(r.seconds);
+    const std::string eta = eta_seconds_ ? " | ETA " + duration_text(*eta_seconds_) : "";
     std::printf(
-        "step %5d/%d | epoch %.2f%s | loss %.4f | lr %.2e | grad norm %.3f | %.0f tok/s | "
-        "%.2f GFLOP/s | %.0f ms | peak mem %s (predicted %s)%s\n",
+        "step %5d/%d | epoch %.2f%s | loss %.4f | lr %.2e | grad norm %.3f | %.0f tok/s "
+        "(%.0f per rank, %.0f targets/s) | %.2f GFLOP/s%s | %.0f ms | elapsed %s%s | "
+        "peak mem %s (predicted %s)%s\n",
         r.step, options_.steps, r.epochs, epochs.c_str(), r.stats.loss, r.stats.lr,
-        r.stats.grad_norm, tokens_of(r) / r.seconds,
-        tokens_of(r) * r.flops_per_token / r.seconds * 1e-9, r.seconds * 1e3,
+        r.stats.grad_norm, t.tokens_per_s, t.tokens_per_s_per_device,
+        static_cast<double>(r.stats.target_tokens) / r.seconds, t.model_flops_per_s * 1e-9,
+        mfu_text(t).c_str(), r.seconds * 1e3, duration_text(elapsed_seconds_).c_str(), eta.c_str(),
         format_bytes(static_cast<double>(r.worst_rank.total)).c_str(),
         format_bytes(static_cast<double>(predicted_.peak_total)).c_str(),
         r.stats.skipped ? " | overflow: step skipped" : "");
@@ -127,10 +181,22 @@ io::Json TrainReport::metrics_json(const StepRecord& r,
   j.set("grad_norm", io::Json::number(r.stats.grad_norm));
   j.set("loss_scale", io::Json::number(r.stats.loss_scale));
   j.set("skipped", io::Json::boolean(r.stats.skipped));
-  j.set("tokens", io::Json::number(tokens_of(r)));
+  const Throughput t = throughput(r.seconds);
+  const double targets = static_cast<double>(r.stats.target_tokens);
+  j.set("processed_tokens", io::Json::number(processed_tokens_));
+  j.set("target_tokens", io::Json::number(targets));
   j.set("step_seconds", io::Json::number(r.seconds));
-  j.set("tokens_per_s", io::Json::number(tokens_of(r) / r.seconds));
-  j.set("gflops_per_s", io::Json::number(tokens_of(r) * r.flops_per_token / r.seconds * 1e-9));
+  j.set("tokens_per_s", io::Json::number(t.tokens_per_s));
+  j.set("tokens_per_s_per_rank", io::Json::number(t.tokens_per_s_per_device));
+  j.set("target_tokens_per_s", io::Json::number(targets / r.seconds));
+  j.set("flops_per_token", io::Json::number(flops_per_token_));
+  j.set("gflops_per_s", io::Json::number(t.model_flops_per_s * 1e-9));
+  if (peak_.flops > 0) {
+    j.set("mfu", io::Json::number(t.mfu));
+    j.set("peak_flops_per_rank", io::Json::number(peak_.flops));
+  }
+  j.set("elapsed_seconds", io::Json::number(elapsed_seconds_));
+  if (eta_seconds_) j.set("eta_seconds", io::Json::number(*eta_seconds_));
   j.set("peak_memory_bytes", io::Json::number(static_cast<double>(r.measured_peak)));
   j.set("worst_rank", io::Json::number(r.worst_rank.rank));
   j.set("worst_rank_peak_memory_bytes", io::Json::number(static_cast<double>(r.worst_rank.total)));
@@ -182,6 +248,15 @@ void print_memory_table(const char* pool, const Allocator& allocator,
 
 void TrainReport::finish(const Allocator& allocator, const Allocator* host_allocator,
                          const RankPeak& worst) {
+  if (timed_steps_ > 0) {
+    const Throughput t = throughput(timed_seconds_ / timed_steps_);
+    std::printf(
+        "throughput | mean of steps %d-%d: %.0f tok/s (%.0f per rank, %.0f targets/s) | %.2f "
+        "GFLOP/s%s | %.0f ms a step | elapsed %s\n",
+        first_step_ + 1, first_step_ + timed_steps_, t.tokens_per_s, t.tokens_per_s_per_device,
+        timed_targets_ / timed_seconds_, t.model_flops_per_s * 1e-9, mfu_text(t).c_str(),
+        timed_seconds_ / timed_steps_ * 1e3, duration_text(seconds_since(start_)).c_str());
+  }
   print_memory_table("memory", allocator, predicted_.peak_by_category, predicted_.peak_total);
   if (fixed_overhead_ + communicators_ > 0) {
     std::printf("%-6s | %-15s | %17s | %17s\n", "device", "worst rank",

@@ -11,4 +11,14 @@ double training_flops_per_token(const ModelConfig& c, int seq_len) {
   return 6.0 * matmul_params + 12.0 * L * C * seq_len;
 }
 
+Throughput step_throughput(double processed_tokens, double seconds, double flops_per_token,
+                           int devices, double peak_flops_per_device) {
+  Throughput t;
+  t.tokens_per_s = processed_tokens / seconds;
+  t.tokens_per_s_per_device = t.tokens_per_s / devices;
+  t.model_flops_per_s = t.tokens_per_s * flops_per_token;
+  if (peak_flops_per_device > 0) t.mfu = t.model_flops_per_s / (devices * peak_flops_per_device);
+  return t;
+}
+
 }  // namespace llmft

@@ -88,6 +88,12 @@ set_tests_properties(cli_version PROPERTIES TIMEOUT 60)
 add_test(NAME cli_threads_share COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/threads_share.sh
   ${llmft} ${cli_dir}/val.tok ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
 set_tests_properties(cli_threads_share PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
+# Processed tokens/s, MFU and ETA by their definitions on prompt/response data
+# (tests/launch/throughput.sh).
+add_test(NAME cli_throughput COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/throughput.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/throughput
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(cli_throughput PROPERTIES TIMEOUT 120)
 add_test(NAME cli_help COMMAND ${llmft} --help)
 set_tests_properties(cli_help PROPERTIES
   PASS_REGULAR_EXPRESSION "--lr-schedule arg \\(=cosine\\).*--device-memory arg \\(=0\\)")
