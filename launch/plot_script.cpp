@@ -1,5 +1,6 @@
 #include "launch/plot_script.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace llmft {
@@ -103,6 +104,17 @@ std::string panel_plot(const Panel& panel, const std::vector<MetricsSeries>& ser
   return plot.str();
 }
 
+// "set xrange [first:last]" over every series' steps, so the panels line up.
+std::string step_range(const std::vector<MetricsSeries>& series) {
+  int64_t first = series.front().by_step.begin()->first;
+  int64_t last = series.front().by_step.rbegin()->first;
+  for (const MetricsSeries& s : series) {
+    first = std::min(first, s.by_step.begin()->first);
+    last = std::max(last, s.by_step.rbegin()->first);
+  }
+  return "set xrange [" + std::to_string(first) + ":" + std::to_string(last) + "]\n";
+}
+
 }  // namespace
 
 std::vector<std::string> plotted_metrics() {
@@ -127,7 +139,10 @@ std::string plot_script(const std::vector<MetricsSeries>& series, const std::str
   }
   std::string page =
       "set multiplot layout 3, 2 title 'llmft plot' font ',14'\n"
-      "set xlabel 'step'\nset grid\nset key top right opaque box\nset format y '%g'\n";
+      "set xlabel 'step'\nset grid\nset key top right opaque box\nset format y '%g'\n"
+      // Room above the curves for the key.
+      "set offsets 0, 0, graph 0.2, 0\n" +
+      step_range(series);
   size_t first_curve = 0;
   for (const Panel& panel : panels()) {
     page += panel_plot(panel, series, blocks, first_curve);

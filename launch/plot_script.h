@@ -15,7 +15,9 @@ namespace llmft {
 std::vector<std::string> plotted_metrics();
 
 // The program that writes `png_path` and `svg_path` from `series` (each a labelled curve
-// in its own colour, the same in every panel). A panel no series has data for says so.
+// in its own colour, the same in every panel; every panel spans the same steps). A panel no
+// series has data for says so.
+// REQUIRES: every series has a step
 std::string plot_script(const std::vector<MetricsSeries>& series, const std::string& png_path,
                         const std::string& svg_path);
 
