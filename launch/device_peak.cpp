@@ -13,7 +13,7 @@ DevicePeak gpu_peak(const TrainOptions& o, bool gpu_given) {
   if (!gpu_given) {
     peak.why_unknown = "no --gpu preset names this GPU's dense peak (e.g. --gpu h100-80g)";
   } else if (o.dtype == "fp32") {
-    peak.why_unknown = "the --gpu presets hold 16-bit dense peaks and this run computes in f32";
+    peak.why_unknown = "the --gpu presets hold 16-bit dense peaks and this run computes in fp32";
   } else {
     peak.flops = describe_device(o.cluster).peak_flops;
     peak.name = "the " + o.cluster.gpu + " dense " + o.dtype + " peak";
