@@ -1,7 +1,6 @@
 #include "parallel/planner/device_benchmark.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <functional>
 #include <limits>
@@ -19,18 +18,25 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Seconds of one (rows x size) @ (size x size)^T GEMM in `dtype` (the mean of `repeats`)
-// on the slowest rank.
+// Seconds of one (rows x size) @ (size x size)^T GEMM in `dtype` on the slowest rank: the
+// fastest of five timings, each the mean of `repeats`. Other processes' work only ever adds
+// time, so the fastest timing is the machine's own rate, the figure a quiet machine gives:
+// a mean taken during a burst of other work would read 2-3x slow and mislead every plan the
+// cache serves.
 double gemm_seconds(Backend& backend, Allocator& allocator, Communicator* world, int64_t rows,
                     int64_t size, DType dtype, int repeats) {
+  constexpr int kTimings = 5;
   BenchmarkTensors t(backend, allocator);
   const Tensor a = t.make(dtype, {rows, size}), w = t.make(dtype, {size, size});
   const Tensor out = t.make(dtype, {rows, size});
-  return slowest_seconds(
-      backend, allocator, world, [&] { backend.linear_forward(out, a, w, Tensor()); }, repeats);
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < kTimings; ++i) {
+    fastest = std::min(fastest, slowest_seconds(
+                                    backend, allocator, world,
+                                    [&] { backend.linear_forward(out, a, w, Tensor()); }, repeats));
+  }
+  return fastest;
 }
-
-constexpr int kSquareGemmRepeats = 3;
 
 // The rate of a large GEMM from that of a square one of `size` rows, under the model
 // rate(r) = peak x r / (r + half).
@@ -42,8 +48,7 @@ double large_gemm_rate(double square_rate, double size, double half_rate_rows) {
 double square_gemm_rate(Backend& backend, Allocator& allocator, Communicator* world, int64_t size,
                         DType dtype) {
   const double rows = static_cast<double>(size);
-  return 2.0 * rows * rows * rows /
-         gemm_seconds(backend, allocator, world, size, size, dtype, kSquareGemmRepeats);
+  return 2.0 * rows * rows * rows / gemm_seconds(backend, allocator, world, size, size, dtype, 1);
 }
 
 // The large-GEMM rate and the row count at which a GEMM runs at half of it, from the
@@ -237,12 +242,9 @@ AttentionCost measure_attention(Backend& backend, Allocator& allocator, Communic
 
 double probe_gemm_flops(Backend& backend, Allocator& allocator, Communicator* world,
                         DType gemm_dtype, const Calibration& cached) {
-  // The median of three: one burst of another process's work moves it less than a mean.
-  const int64_t size = static_cast<int64_t>(cached.gemm_size);
-  std::array<double, 3> rates{};
-  for (double& rate : rates) rate = square_gemm_rate(backend, allocator, world, size, gemm_dtype);
-  std::sort(rates.begin(), rates.end());
-  return large_gemm_rate(rates[1], cached.gemm_size, cached.gemm_half_rate_rows);
+  return large_gemm_rate(square_gemm_rate(backend, allocator, world,
+                                          static_cast<int64_t>(cached.gemm_size), gemm_dtype),
+                         cached.gemm_size, cached.gemm_half_rate_rows);
 }
 
 Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator* world,

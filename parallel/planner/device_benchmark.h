@@ -25,9 +25,9 @@ Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator
                             Communicator* node, const std::string& device_name, DType gemm_dtype);
 
 // The probe of a cached calibration: the rate gemm_flops stands for, measured again on the
-// square GEMM of `cached`.gemm_size rows in `gemm_dtype` (the median of three timings,
-// each as measure_devices times it) and extrapolated with its gemm_half_rate_rows as
-// measure_devices extrapolates (a fraction of a second on a CPU); the slowest rank's. Collective
+// square GEMM of `cached`.gemm_size rows in `gemm_dtype`, timed and extrapolated with its
+// gemm_half_rate_rows as measure_devices times and extrapolates it (the fastest of five
+// timings; a fraction of a second on a CPU); the slowest rank's. Collective
 // over `world` (null: one rank).
 double probe_gemm_flops(Backend& backend, Allocator& allocator, Communicator* world,
                         DType gemm_dtype, const Calibration& cached);

@@ -16,7 +16,7 @@ export LLMFT_CALIBRATION_CACHE=$work/calibration.json
 plan() {  # runs a tiny --auto-plan on one rank; its output in $work/$1.log
   "$llmft" --auto-plan --plan-only --model llama-tiny --data "$data" --seq-len 32 \
     --global-batch 8 --threads 1 > "$work/$1.log" 2>&1 || { cat "$work/$1.log"; fail "$1: exit"; }
-  grep '^calibration:' "$work/$1.log" || fail "$1: no calibration line"
+  grep '^calibration:' "$work/$1.log" || { cat "$work/$1.log"; fail "$1: no calibration line"; }
 }
 # The one entry's field $1, from the cache file.
 field() {
@@ -57,10 +57,20 @@ print(f"poisoned {poisoned * 1e-9:.1f} GFLOP/s, probe {probe}, rewritten {rewrit
 assert 1 / 1.5 <= rewritten / probe <= 1.5
 PY
 
-# Honest: the rewritten cache is kept and the file left as it was.
-cp "$LLMFT_CALIBRATION_CACHE" "$work/before.json"
-plan honest
-grep -qE '^calibration: cached GEMM rate [0-9.]+ GFLOP/s per rank \(measured [0-9T:-]+Z, load [0-9.]+ on [0-9]+ CPUs\), probe measures [0-9.]+ \([+-][0-9]+%\): kept' \
-  "$work/honest.log" || fail "honest: the cache was not kept"
-cmp -s "$LLMFT_CALIBRATION_CACHE" "$work/before.json" || fail "honest: the cache was rewritten"
+# Honest: the rewritten cache is kept and the file left as it was. Up to three tries: on
+# this shared 2-core machine other jobs' bursts (load 4-6 measured) can slow a probe past
+# x1.5 for seconds, and that run then rightly recalibrates; an honest cache thrown away
+# three times in a row is the bug this looks for.
+kept=0
+for try in 1 2 3; do
+  cp "$LLMFT_CALIBRATION_CACHE" "$work/before.json"
+  plan "honest$try"
+  if grep -qE '^calibration: cached GEMM rate [0-9.]+ GFLOP/s per rank \(measured [0-9T:-]+Z, load [0-9.]+ on [0-9]+ CPUs\), probe measures [0-9.]+ \([+-][0-9]+%\): kept' \
+      "$work/honest$try.log"; then
+    cmp -s "$LLMFT_CALIBRATION_CACHE" "$work/before.json" || fail "honest: kept, yet the cache was rewritten"
+    kept=1
+    break
+  fi
+done
+[[ $kept -eq 1 ]] || fail "honest: the cache was not kept in three tries"
 echo "PASSED"
