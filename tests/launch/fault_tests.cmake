@@ -1,4 +1,4 @@
-# Faults around a job's outputs (README "When things go wrong"): an output directory
+# Faults around a job's outputs (docs/REFERENCE.md, "Checked at startup"): an output directory
 # belongs to one job at a time, a stale lock of a killed job is taken over
 # (directory_lock.sh), and an output that cannot be written fails a 2-rank job with one
 # error, without MPI_Abort's report, leaving nothing behind (output_errors_once.sh; the

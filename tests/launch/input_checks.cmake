@@ -1,4 +1,4 @@
-# Inputs are validated where they enter (README "When things go wrong"): token ids against
+# Inputs are validated where they enter (docs/REFERENCE.md, "Checked at startup"): token ids against
 # the vocabulary, config.json numbers against ModelLimits, options against their ranges
 # (also in a --config file the command line overrides), products of options against
 # overflow, thread counts against the machine. Each is one clean line naming the input.

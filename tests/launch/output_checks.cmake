@@ -1,5 +1,5 @@
 # An output is never an input of the same job and never a node that renaming a file over it
-# would destroy (README "When things go wrong"): each case is one clean line naming both
+# would destroy (docs/REFERENCE.md, "Checked at startup"): each case is one clean line naming both
 # paths, and the input or node is left as it was. Uses cli_failure's `expect` and `outputs`
 # and the cli_data fixture of cli_tests.cmake.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# An output that cannot be written fails a 2-rank job once (README "When things go wrong",
+# An output that cannot be written fails a 2-rank job once (docs/REFERENCE.md, "Checked at startup";
 # comm/mpi_lead_decision.h): rank 0 alone prepares the output directories and opens the
 # metrics file, and every rank learns the outcome, so stderr holds one "error:" line from
 # rank 0 (no "rank 0:" prefix), no second error from rank 1 and no MPI_Abort report
