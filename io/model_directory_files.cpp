@@ -169,7 +169,8 @@ const std::vector<std::string>& model_directory_file_names() {
                                                  "merges.txt",
                                                  "special_tokens_map.json",
                                                  "tokenizer_config.json",
-                                                 "generation_config.json"};
+                                                 "generation_config.json",
+                                                 "run_record.json"};
   return names;
 }
 

@@ -34,11 +34,17 @@ uint64_t term(int64_t index, uint64_t bits) {
 }
 
 uint64_t fnv1a(uint64_t hash, const std::string& text) {
-  for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  hash = fnv1a_bytes(hash, text.data(), text.size());
   return (hash ^ 0xffu) * 1099511628211ull;  // a separator no text byte sequence can fake
 }
 
 }  // namespace
+
+uint64_t fnv1a_bytes(uint64_t hash, const void* bytes, size_t size) {
+  const auto* next = static_cast<const unsigned char*>(bytes);
+  for (size_t i = 0; i < size; ++i) hash = (hash ^ next[i]) * 1099511628211ull;
+  return hash;
+}
 
 uint64_t digest_terms(const std::vector<FlatRange>& ranges, const void* values, size_t width) {
   const auto* next = static_cast<const unsigned char*>(values);
@@ -74,13 +80,13 @@ uint64_t digest_terms_of_subset(const std::vector<FlatRange>& ranges,
 }
 
 uint64_t seal_digest(uint64_t terms, const std::string& dtype_name, const Shape& shape) {
-  uint64_t seal = fnv1a(14695981039346656037ull, dtype_name);
+  uint64_t seal = fnv1a(kFnvOffset, dtype_name);
   for (const int64_t d : shape) seal = fnv1a(seal, std::to_string(d));
   return mix(terms ^ seal);
 }
 
 uint64_t digest_text_pairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  uint64_t hash = 14695981039346656037ull;
+  uint64_t hash = kFnvOffset;
   for (const auto& [name, value] : pairs) hash = fnv1a(fnv1a(hash, name), value);
   return hash;
 }

@@ -30,6 +30,11 @@ uint64_t digest_terms_of_subset(const std::vector<FlatRange>& ranges,
 // The dataset's digest: the total of every element's term, sealed with its dtype and shape.
 uint64_t seal_digest(uint64_t terms, const std::string& dtype_name, const Shape& shape);
 
+// 64-bit FNV-1a of `size` bytes, continuing from `hash` (kFnvOffset to start), so that a
+// file can be hashed a block at a time.
+inline constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+uint64_t fnv1a_bytes(uint64_t hash, const void* bytes, size_t size);
+
 // A digest of name/value pairs, in their order.
 uint64_t digest_text_pairs(const std::vector<std::pair<std::string, std::string>>& pairs);
 

@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "core/error.h"
 #include "launch/build_report.h"
 #include "launch/commands.h"
+#include "launch/run_record.h"
 
 namespace llmft {
 
@@ -22,10 +24,14 @@ po::parsed_options parse_config_file(const std::string& path,
       std::filesystem::is_regular_file(path),
       "--config " << path << ": "
                   << (std::filesystem::exists(path) ? "not a regular file" : "cannot read the file")
-                  << "; give an ini file (key = value, names without --)");
-  std::ifstream in(path);
-  LLMFT_REQUIRE(in, "--config " << path << ": cannot read the file");
+                  << "; give an ini file (key = value, names without --) or a run_record.json");
+  std::ifstream file(path);
+  LLMFT_REQUIRE(file, "--config " << path << ": cannot read the file");
+  std::ostringstream text;
+  text << file.rdbuf();
   try {
+    std::istringstream in(is_run_record_text(text.str()) ? run_record_config(text.str())
+                                                         : text.str());
     po::parsed_options parsed = po::parse_config_file(in, options);
     po::variables_map file_values;
     po::store(parsed, file_values);
@@ -98,7 +104,8 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
       "print the release, the devices and communicators this build has and what "
       "each finds here (libraries, driver, GPUs), and exit")(
       "config", po::value<std::string>(),
-      "read options from an ini file (key = value, names without --); the command line wins");
+      "read options from an ini file (key = value, names without --) or a run_record.json "
+      "(the options its run was given); the command line wins");
   po::options_description all;
   all.add(common).add(options);
   try {

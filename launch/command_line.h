@@ -1,6 +1,7 @@
 // Shared command-line handling for llmft's subcommands (Boost.Program_options):
-// --help, --version (launch/build_report.h), and --config FILE in Boost's ini syntax where
-// the command line wins. Options are spelt out (no prefix is guessed) and a word that is
+// --help, --version (launch/build_report.h), and --config FILE in Boost's ini syntax (or a
+// run_record.json, whose given options it reads: launch/run_record.h) where the command
+// line wins. Options are spelt out (no prefix is guessed) and a word that is
 // no option's value is an error.
 #pragma once
 

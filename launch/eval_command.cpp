@@ -26,6 +26,7 @@
 #include "launch/cpu_share.h"
 #include "launch/initial_weights.h"
 #include "launch/job_devices.h"
+#include "launch/run_record.h"
 #include "launch/run_settings.h"
 #include "launch/train_options.h"
 #include "parallel/engine.h"
@@ -155,6 +156,10 @@ int run_eval(const Args& args, MpiRuntime& mpi) {
   int64_t windows = 0;
   for (const io::Batch& b : batches) windows += b.batch;
   const int64_t targets = target_tokens(batches);
+  const io::Json record =
+      read_run_record(std::filesystem::is_directory(source)
+                          ? source
+                          : std::filesystem::absolute(source).parent_path().string());
   if (json) {
     io::Json j = io::Json::object({});
     j.set("loss", io::Json::number(loss));
@@ -167,10 +172,12 @@ int run_eval(const Args& args, MpiRuntime& mpi) {
     j.set("data", io::Json::string(o.data));
     j.set("dp", io::Json::number(mesh.shape.dp));
     j.set("tp", io::Json::number(mesh.shape.tp));
+    if (!record.is_null()) j.set("run_record", record);
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
   if (!loaded.empty()) std::printf("%s\n", loaded.c_str());
+  if (!record.is_null()) std::printf("%s\n", run_record_source(record).c_str());
   std::printf(
       "eval | %s on %s | %lld windows of %d tokens | %lld tokens, %lld targets | "
       "loss %.4f | perplexity %.4g\n",

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <utility>
 
 #include "checkpoint/checkpoint_info.h"
@@ -24,6 +25,7 @@
 #include "io/output_directory.h"
 #include "launch/command_line.h"
 #include "launch/commands.h"
+#include "launch/run_record.h"
 
 namespace llmft {
 
@@ -75,6 +77,8 @@ int run_export(const Args& args, MpiRuntime& mpi) {
   const std::vector<UnitLayout> units = unit_layouts(config);
   const DType dtype = parse_dtype(export_dtype.empty() ? info.dtype : export_dtype);
   io::ModelDirectoryFiles files = io::model_directory_files(config, tokenizer, chat_template);
+  const io::Json record = read_run_record(std::filesystem::absolute(path).parent_path().string());
+  if (!record.is_null()) files.files.emplace_back(kRunRecordFile, run_record_text(record));
   const auto read_unit = [&file](const UnitLayout& unit) {
     std::vector<float> values;
     for (int i = 0; i < static_cast<int>(unit.params.size()); ++i) {

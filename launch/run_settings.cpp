@@ -1,11 +1,13 @@
 #include "launch/run_settings.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string_view>
 
 #include "io/hf_config.h"
 #include "io/json.h"
@@ -22,17 +24,26 @@ bool append_as(const boost::any& value, std::ostringstream& out) {
   return typed != nullptr;
 }
 
+// A float or double as the shortest text that reads back to it (3e-4, not 0.000300000014).
+template <typename T>
+bool append_shortest(const boost::any& value, std::ostringstream& out) {
+  const T* typed = boost::any_cast<T>(&value);
+  if (typed == nullptr) return false;
+  char text[32];
+  out << std::string_view(text, std::to_chars(text, text + sizeof text, *typed).ptr - text);
+  return true;
+}
+
 std::string option_text(const po::variable_value& value) {
   const boost::any& any = value.value();
   std::ostringstream out;
-  out.precision(17);
   if (const auto* list = boost::any_cast<std::vector<std::string>>(&any)) {
     for (const std::string& item : *list) out << item << ";";
     return out.str();
   }
   const bool known = append_as<std::string>(any, out) || append_as<int>(any, out) ||
                      append_as<int64_t>(any, out) || append_as<uint64_t>(any, out) ||
-                     append_as<float>(any, out) || append_as<double>(any, out) ||
+                     append_shortest<float>(any, out) || append_shortest<double>(any, out) ||
                      append_as<bool>(any, out);
   return known ? out.str() : std::string("(") + any.type().name() + ")";
 }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 
+#include "comm/mpi_gather_strings.h"
 #include "comm/rank_agreement.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
@@ -18,6 +19,7 @@
 #include "io/output_directory.h"
 #include "io/token_file.h"
 #include "launch/auto_plan.h"
+#include "launch/calibration_cache.h"
 #include "launch/commands.h"
 #include "launch/cpu_share.h"
 #include "launch/device_peak.h"
@@ -26,6 +28,7 @@
 #include "launch/job_devices.h"
 #include "launch/output_checks.h"
 #include "launch/run_outputs.h"
+#include "launch/run_record.h"
 #include "launch/run_settings.h"
 #include "launch/train_checkpoints.h"
 #include "launch/train_options.h"
@@ -230,6 +233,13 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                                shape);
   RunOutputs outputs;
   open_run_outputs(o, config, lead, outputs);
+  const std::vector<std::string> hosts = mpi_gather_strings(MPI_COMM_WORLD, this_host());
+  if (lead) {
+    const io::Json record = run_record(values, o, shape, hosts);
+    outputs.metrics.write(io::Json::object({{"run_record", record}}));
+    if (!o.checkpoint_dir.empty()) write_run_record(o.checkpoint_dir, record);
+    if (!o.save_dir.empty()) save_files.files.emplace_back(kRunRecordFile, run_record_text(record));
+  }
   const TrainCheckpoints::Start start = checkpoints.resume();
   std::optional<TrainReport> report;
   if (lead)

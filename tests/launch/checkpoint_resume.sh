@@ -34,7 +34,7 @@ source "$source_dir/tests/launch/test_device.sh" "$llmft" "$work/text.tok" "$wor
 
 failed=0
 # losses FILE: one loss per line, as --metrics wrote it (shortest round-trip decimal).
-losses() { sed -E 's/.*"loss":([^,]*),.*/\1/' "$1"; }
+losses() { sed -nE 's/.*"loss":([^,]*),.*/\1/p' "$1"; }
 
 # train NAME RANKS OPTIONS...: one run; its metrics in NAME.jsonl, its output in NAME.log.
 train() {

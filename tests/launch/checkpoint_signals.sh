@@ -35,9 +35,9 @@ common=(--model llama-tiny --data "$work/text.tok" --steps "$steps" --lr 3e-3 --
         --log-every 100)
 shape=(--seq-len 32 --micro-batch 2)
 failed=0
-losses() { sed -E 's/.*"loss":([^,]*),.*/\1/' "$1"; }
+losses() { sed -nE 's/.*"loss":([^,]*),.*/\1/p' "$1"; }
 # steps_logged FILE: how many steps a metrics file holds.
-steps_logged() { if [[ -f $1 ]]; then wc -l < "$1"; else echo 0; fi; }
+steps_logged() { if [[ -f $1 ]]; then grep -c '"step"' "$1" || true; else echo 0; fi; }
 # newest_step DIR: the step of the newest complete checkpoint's name.
 newest_step() { ls "$1" | sed -nE 's/^step_0*([0-9]+)\.h5$/\1/p' | sort -n | tail -n 1; }
 

@@ -38,6 +38,10 @@ set_tests_properties(cli_stale_calibration PROPERTIES FIXTURES_REQUIRED cli_data
 add_test(NAME cli_epochs COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/epochs.sh ${llmft}
   ${cli_dir}/epochs)
 set_tests_properties(cli_epochs PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
+# The run record and a run restarted from it (tests/launch/run_record.sh).
+add_test(NAME cli_run_record COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/run_record.sh ${llmft}
+  ${cli_dir}/run_record)
+set_tests_properties(cli_run_record PROPERTIES FIXTURES_REQUIRED cli_data TIMEOUT 120)
 # `llmft eval` equals the training run's validation (tests/launch/eval_matches_validation.sh).
 add_test(NAME cli_eval_matches_validation COMMAND bash
   ${CMAKE_CURRENT_SOURCE_DIR}/launch/eval_matches_validation.sh ${llmft} ${PROJECT_SOURCE_DIR}

@@ -84,7 +84,7 @@ run_curves() {
       --optimizer "$optimizer" --lr "$lr" --warmup 2 --steps "$steps" --clip-grad 1 --seed 7 \
       --threads 1 --log-every 100 --metrics "$dir/$name.jsonl" $options > "$dir/$name.log" 2>&1 ||
       { echo "FAILED: $label $name exited non-zero:"; cat "$dir/$name.log"; exit 1; }
-    sed -E 's/.*"loss":([^,]*),.*/\1/' "$dir/$name.jsonl" > "$dir/$name.loss"
+    sed -nE 's/.*"loss":([^,]*),.*/\1/p' "$dir/$name.jsonl" > "$dir/$name.loss"
     check_memory "$dir" "$name"
     names+=("$name")
   done

@@ -14,8 +14,8 @@ train=(--data val.tok --val-data val.tok --eval-every 4 --eval-windows 4 --steps
        --micro-batch 2 --threads 1)
 "$llmft" "${train[@]}" --metrics a.jsonl > a.log
 "$llmft" "${train[@]}" --lr 1e-3 --metrics b.jsonl > b.log
-head -n 7 a.jsonl > a_first.jsonl
-tail -n +6 a.jsonl > a_resumed.jsonl  # steps 6 and 7 logged again, as after a resume
+head -n 8 a.jsonl > a_first.jsonl  # the run record and steps 1-7
+tail -n +7 a.jsonl > a_resumed.jsonl  # steps 6 and 7 logged again, as after a resume
 printf '{"step": 1, "loss": 2.5}\nnot json\n' > bad.jsonl
 printf '{"step": 1, "loss": "low"}\n' > string_loss.jsonl
 printf '{"run": "a header and no step"}\n' > no_steps.jsonl

@@ -14,7 +14,7 @@ read -r -a extra <<<"${LLMFT_EXTRA_OPTIONS:-}"
 # kFp32Parity in tests/support/parity.h, which says why it has this size.
 tolerance=1e-5
 # values KEY FILE: the number after "KEY": on each line of a metrics file.
-values() { sed -E "s/.*\"$1\":([0-9.e+-]+).*/\1/" "$2"; }
+values() { sed -nE "s/.*\"$1\":([0-9.e+-]+).*/\1/p" "$2"; }
 # value KEY FILE: the same on its last line.
 value() { tail -n 1 "$2" | values "$1" /dev/stdin; }
 for sp in off on; do

@@ -77,7 +77,7 @@ while IFS= read -r line; do
     close "$eta" "$(awk -v a="$timed" -v n="$count" -v l=$((steps - step)) \
       'BEGIN { printf "%.17g", a / n * l }')" 1e-9 || fail "step $step: ETA $eta s"
   fi
-done < "$work/metrics.jsonl"
+done < <(grep '"step"' "$work/metrics.jsonl")  # the step lines, not the run record
 [[ $count == $((steps - 1)) ]] || fail "$count timed steps, expected $((steps - 1))"
 grep -E "^throughput \| mean of steps 2-$steps: [0-9]+ tok/s .* MFU [0-9.]+% of the calibrated GEMM rate" \
   "$work/train.log" > /dev/null || fail "no summary of steps 2-$steps"

@@ -163,8 +163,8 @@ def run_llmft(args, ranks, extra, work, name):
         check(False, f"{name}: llmft exited {done.returncode}")
         return None, None
     read = re.search(r"bytes read per rank: ([\d, ]+) \(", done.stdout)
-    with open(metrics) as f:
-        loss = json.loads(f.readline())["loss"]
+    with open(metrics) as f:  # the first step's line, after the run record
+        loss = next(line for line in map(json.loads, f) if "step" in line)["loss"]
     return [int(x) for x in read.group(1).split(",")] if read else None, loss
 
 
