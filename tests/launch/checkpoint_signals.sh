@@ -143,12 +143,19 @@ kill -USR1 "$job"
 finish usr1-during-write 75
 
 # Long steps (many windows) so that both signals land in one step, after step 2's
-# checkpoint; the rank that gets the second exits with 128 + SIGUSR1 (10).
+# checkpoint; the rank that gets the second exits with 128 + SIGUSR1 (10). The second is
+# sent once rank 0 (the lowest pid) has said it got the first, not after a fixed pause,
+# which a loaded machine can stretch past the end of the step; the first waits 0.3 s into
+# step 4 (a step of 16384 tokens takes over a second), away from step 3's end.
 start second-signal --checkpoint-every 2 --micro-batch 64 --seq-len 128
 wait_for_steps second-signal 3
+sleep 0.3
 rank=$(pgrep -P "$job" -x llmft | head -n 1 || true)
 kill -USR1 "$rank"
-sleep 0.1
+for _ in $(seq 1000); do
+  grep -q "^llmft: got SIGUSR1" "$work/second-signal.err" 2> /dev/null && break
+  sleep 0.005
+done
 kill -USR1 "$rank"
 code=0
 wait "$job" || code=$?
