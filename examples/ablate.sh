@@ -246,7 +246,8 @@ problems = []
 
 def measure(path):
     """Worst-rank peak, its breakdown, median step time (step 1 left out), final loss."""
-    steps = [json.loads(line) for line in open(path) if line.strip()]
+    lines = [json.loads(line) for line in open(path) if line.strip()]
+    steps = [line for line in lines if "step" in line]  # after the run record
     if not steps:
         raise ValueError("no steps")
     last = steps[-1]

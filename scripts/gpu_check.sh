@@ -200,8 +200,8 @@ step_peaks() {
 }
 
 offload_gap() {
-  paste <(sed -E 's/.*"loss":([^,]*),.*/\1/' /tmp/offload_off.jsonl) \
-    <(sed -E 's/.*"loss":([^,]*),.*/\1/' /tmp/offload_on.jsonl) |
+  paste <(sed -nE 's/.*"loss":([^,]*),.*/\1/p' /tmp/offload_off.jsonl) \
+    <(sed -nE 's/.*"loss":([^,]*),.*/\1/p' /tmp/offload_on.jsonl) |
     awk '{ d = ($2 - $1) / $1; if (d < 0) d = -d; if (d > w) w = d } END { print w + 0;
            exit !(NR == 3 && w <= 1e-5) }'
 }
