@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what llmft needs on a Debian machine, skipping what is already there:
 # compilers and CMake, Open MPI, OpenBLAS (OpenMP build), parallel HDF5, Boost.Program_options,
-# doctest, gnuplot (examples/ablate.sh's chart), Python's Jinja2 (`llmft prepare` renders chat
-# templates with it). With --python, also the Python
+# doctest, nlohmann-json (the JSON parser), gnuplot (examples/ablate.sh's chart), Python's
+# Jinja2 (`llmft prepare` renders chat templates with it), and for the cluster tests SLURM
+# (slurmctld, slurmd, munge) and iproute2 (network namespaces). With --python, also the Python
 # environment the oracle tests and benchmarks use (torch, transformers, safetensors,
 # tokenizers, h5py), kept outside the clone in LLMFT_VENV (default ~/.cache/llmft/venv)
 # so repeated runs reuse it. With --fuzz, also clang and libFuzzer (scripts/fuzz.sh).
@@ -10,7 +11,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-openmp-dev
           libhdf5-openmpi-dev libboost-program-options-dev doctest-dev python3 python3-venv
-          python3-jinja2 gnuplot-nox)
+          nlohmann-json3-dev python3-jinja2 gnuplot-nox slurmctld slurmd slurm-client munge
+          iproute2)
 for arg in "$@"; do
   [[ $arg == --fuzz ]] && packages+=(clang libclang-rt-dev)
 done
