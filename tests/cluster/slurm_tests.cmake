@@ -1,0 +1,1 @@
+# The SLURM cluster test: daemons started by the test, each example script submitted with sbatch.
