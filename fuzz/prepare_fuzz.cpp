@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   FUZZ_CHECK(!documents.empty());
   try {
-    const llmft::io::PrepareStats stats = llmft::io::prepare_token_file(input, output, *tok, false);
+    const llmft::io::PrepareStats stats = llmft::io::prepare_token_file(input, output, *tok);
     FUZZ_CHECK(stats.documents == documents.size());
     const llmft::io::TokenFile file(output);
     FUZZ_CHECK(file.size() == stats.tokens && file.target_count() == stats.target_tokens);

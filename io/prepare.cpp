@@ -10,43 +10,12 @@
 #include "core/error.h"
 #include "io/chat_template.h"
 #include "io/conversation_targets.h"
+#include "io/progress.h"
 #include "io/text_source.h"
 #include "io/token_file.h"
 
 namespace llmft::io {
 namespace {
-
-// Keeps one stderr line up to date, rewriting it only when the phase or percentage
-// changes, and ends the line when destroyed.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
-  ~ProgressLine() {
-    if (printed_width_ > 0) std::fputc('\n', stderr);
-  }
-  ProgressLine(const ProgressLine&) = delete;
-  ProgressLine& operator=(const ProgressLine&) = delete;
-
-  void update(const char* phase, size_t done, size_t total) {
-    if (!enabled_) return;
-    const int percent = total == 0 ? 100 : static_cast<int>(done * 100 / total);
-    if (phase == last_phase_ && percent == last_percent_) return;
-    last_phase_ = phase;
-    last_percent_ = percent;
-    const int width =
-        std::fprintf(stderr, "\rprepare: %s %d%% (%zu/%zu bytes)", phase, percent, done, total);
-    // Blank out what is left of a longer previous line.
-    if (width < printed_width_) std::fprintf(stderr, "%*s", printed_width_ - width, "");
-    printed_width_ = std::max(width, printed_width_);
-    std::fflush(stderr);
-  }
-
- private:
-  bool enabled_;
-  int printed_width_ = 0;  // widest line printed so far, in characters
-  std::string last_phase_;
-  int last_percent_ = -1;
-};
 
 // The tokens of the output file, built document by document, with the loss mask and
 // where each sample begins.
@@ -107,8 +76,7 @@ std::vector<std::string> render_conversations(const std::string& input,
 }  // namespace
 
 PrepareStats prepare_token_file(const std::string& input, const std::string& output,
-                                const Tokenizer& tok, bool show_progress,
-                                const ChatTemplateSearch& templates) {
+                                const Tokenizer& tok, const ChatTemplateSearch& templates) {
   PrepareStats stats;
   MaskedTokens out;
   // Whether the documents are samples: JSONL with a prompt/response or conversation line. A
@@ -116,9 +84,14 @@ PrepareStats prepare_token_file(const std::string& input, const std::string& out
   // window would lose its end; a stream loses nothing).
   bool samples = false;
   {
-    ProgressLine progress(show_progress);
-    const std::vector<Document> documents = read_documents(
-        input, [&progress](size_t done, size_t total) { progress.update("reading", done, total); });
+    const std::string reading = "prepare: reading " + input;
+    Progress progress(reading, 0, ProgressCount::bytes());
+    bool sized = false;  // whether the reading phase knows the file's size yet
+    const std::vector<Document> documents = read_documents(input, [&](size_t done, size_t total) {
+      if (!sized) progress.next_phase(reading, total);
+      sized = true;
+      progress.update(done);
+    });
     samples = std::any_of(documents.begin(), documents.end(), [](const Document& document) {
       return document.is_conversation() || !document.prompt.empty();
     });
@@ -126,6 +99,7 @@ PrepareStats prepare_token_file(const std::string& input, const std::string& out
     for (const Document& document : documents) total_bytes += text_bytes(document);
     const std::vector<std::string> rendered =
         render_conversations(input, documents, templates, stats);
+    progress.next_phase("prepare: encoding", total_bytes);
 
     size_t next_rendered = 0;
     for (const Document& document : documents) {
@@ -149,7 +123,7 @@ PrepareStats prepare_token_file(const std::string& input, const std::string& out
       }
       stats.longest_sample = std::max(stats.longest_sample, out.tokens.size() - start);
       stats.bytes += text_bytes(document);
-      progress.update("encoding", stats.bytes, total_bytes);
+      progress.update(stats.bytes);
     }
     stats.documents = documents.size();
   }

@@ -45,11 +45,9 @@ struct ChatTemplateSearch {
 // Throws llmft::Error when the input has conversations and no template is found (naming
 // where it looked and --chat-template), besides the errors of read_documents,
 // ChatTemplate and encode_conversation.
-// With show_progress (pass isatty(fileno(stderr))), keeps one updating line on stderr,
-// "prepare: reading 45% (123456/274000 bytes)" then "prepare: encoding ...", and ends
-// it with a newline.
+// Reports its progress (io/progress.h) reading, then encoding, in bytes of text.
 PrepareStats prepare_token_file(const std::string& input, const std::string& output,
-                                const Tokenizer& tok, bool show_progress,
+                                const Tokenizer& tok,
                                 const ChatTemplateSearch& templates = {});
 
 }  // namespace llmft::io

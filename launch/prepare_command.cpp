@@ -1,6 +1,4 @@
 // `llmft prepare`: text or JSONL -> token file.
-#include <unistd.h>
-
 #include <cstdio>
 
 #include "core/error.h"
@@ -52,9 +50,8 @@ int run_prepare(const Args& args, MpiRuntime& mpi) {
   check_replaced_output(output, "--output", inputs);
   if (mpi.rank() != 0) return 0;
   auto tok = io::make_tokenizer(tokenizer);
-  const io::PrepareStats stats =
-      io::prepare_token_file(input, output, *tok, isatty(fileno(stderr)),
-                             {io::tokenizer_directory(tokenizer), chat_template});
+  const io::PrepareStats stats = io::prepare_token_file(
+      input, output, *tok, {io::tokenizer_directory(tokenizer), chat_template});
   std::printf(
       "prepare: %zu documents, %zu bytes -> %zu tokens, %zu of them loss targets (%s tokenizer, "
       "vocab %d) in %s\n",

@@ -258,7 +258,7 @@ TEST_CASE("prompt tokens are masked end to end: prepare, pack, then exactly thos
                                       "{\"prompt\": \"Q22\", \"response\": \"c\"}\n"
                                       "{\"text\": \"xy\"}\n");
   const std::string output = dir.file("instruct.tok");
-  prepare_token_file(input, output, ByteTokenizer(), false);
+  prepare_token_file(input, output, ByteTokenizer());
   // Samples: Q 1 a b EOT | Q 2 2 c EOT | x y EOT, each a window of its own at seq_len 4
   // (the first two cut to their first 4 tokens, the third padded with token 0).
   // Targets: 0 0 1 1 1   | 0 0 0 1 1   | 1 1 1

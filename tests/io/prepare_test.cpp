@@ -37,7 +37,7 @@ TEST_CASE("prepare joins the encoded documents with EOT after each one") {
   TempDir dir;
   const std::string input = dir.write("corpus.jsonl", "{\"text\": \"ab\"}\n{\"text\": \"c\"}\n");
   const std::string output = dir.file("corpus.tok");
-  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer(), false);
+  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer());
   CHECK(stats.documents == 2);
   CHECK(stats.bytes == 3);
   CHECK(stats.tokens == 5);
@@ -54,7 +54,7 @@ TEST_CASE("prepare masks prompt tokens out of the loss and keeps the response an
                                       "{\"text\": \"t\"}\n"
                                       "{\"prompt\": \"P\", \"response\": \"\"}\n");
   const std::string output = dir.file("instruct.tok");
-  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer(), false);
+  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer());
   CHECK(stats.documents == 3);
   CHECK(stats.bytes == 5);
   CHECK(stats.tokens == 8);
@@ -67,9 +67,8 @@ TEST_CASE("prepare masks prompt tokens out of the loss and keeps the response an
 TEST_CASE("the bundled instruction dataset prepares with its prompts masked") {
   TempDir dir;
   const std::string output = dir.file("instruct.tok");
-  const PrepareStats stats =
-      prepare_token_file(std::string(LLMFT_SOURCE_DIR) + "/examples/data/instruct.jsonl", output,
-                         ByteTokenizer(), false);
+  const PrepareStats stats = prepare_token_file(
+      std::string(LLMFT_SOURCE_DIR) + "/examples/data/instruct.jsonl", output, ByteTokenizer());
   CHECK(stats.documents >= 200);
   CHECK(stats.target_tokens > stats.documents);
   CHECK(stats.target_tokens < stats.tokens);
@@ -106,7 +105,7 @@ TEST_CASE("prepare puts BOS first: a target in a text, part of the prompt otherw
                                       "{\"text\": \"ab\"}\n"
                                       "{\"prompt\": \"Q\", \"response\": \"A\"}\n");
   const std::string output = dir.file("mixed.tok");
-  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizerWithBos(), false);
+  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizerWithBos());
   CHECK(read_all(output) == std::vector<int32_t>{257, 'a', 'b', 256, 257, 'Q', 'A', 256});
   CHECK(targets_of(output) == std::vector<int>{1, 1, 1, 1, 0, 0, 1, 1});
   CHECK(stats.target_tokens == 6);
@@ -116,7 +115,7 @@ TEST_CASE("prepare of a plain text file writes one document and its EOT") {
   TempDir dir;
   const std::string input = dir.write("corpus.txt", "Hi\n");
   const std::string output = dir.file("corpus.tok");
-  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer(), true);
+  const PrepareStats stats = prepare_token_file(input, output, ByteTokenizer());
   CHECK(stats.documents == 1);
   CHECK(stats.target_tokens == 4);
   CHECK(read_all(output) == std::vector<int32_t>{'H', 'i', '\n', 256});
@@ -126,12 +125,12 @@ TEST_CASE("prepare of a plain text file writes one document and its EOT") {
 TEST_CASE("prepare of bad input throws and writes nothing") {
   TempDir dir;
   const std::string input = dir.write("bad.jsonl", "not json\n");
-  CHECK_THROWS_AS(prepare_token_file(input, dir.file("bad.tok"), ByteTokenizer(), false), Error);
+  CHECK_THROWS_AS(prepare_token_file(input, dir.file("bad.tok"), ByteTokenizer()), Error);
   CHECK_FALSE(fs::exists(dir.file("bad.tok")));
 
   const std::string blank = dir.write("blank.jsonl", "\n\n");
   try {
-    prepare_token_file(blank, dir.file("blank.tok"), ByteTokenizer(), false);
+    prepare_token_file(blank, dir.file("blank.tok"), ByteTokenizer());
     FAIL("expected an Error");
   } catch (const Error& error) {
     const std::string message = error.what();

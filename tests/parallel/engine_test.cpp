@@ -93,9 +93,9 @@ TEST_CASE("training on the bundled corpus lowers the validation loss: adamw, lom
   fs::create_directories(dir);
   io::ByteTokenizer tok;
   io::prepare_token_file(std::string(LLMFT_SOURCE_DIR) + "/examples/data/train.txt",
-                         (dir / "train.tok").string(), tok, false);
+                         (dir / "train.tok").string(), tok);
   io::prepare_token_file(std::string(LLMFT_SOURCE_DIR) + "/examples/data/val.txt",
-                         (dir / "val.tok").string(), tok, false);
+                         (dir / "val.tok").string(), tok);
   io::TokenFile train((dir / "train.tok").string()), val((dir / "val.tok").string());
 
   const int B = 8, T = 64;

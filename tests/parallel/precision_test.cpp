@@ -55,7 +55,7 @@ TEST_CASE("bf16 and fp16 weights track the fp32 loss curve over 50 steps") {
   fs::create_directories(dir);
   io::ByteTokenizer tok;
   io::prepare_token_file(std::string(LLMFT_SOURCE_DIR) + "/examples/data/val.txt",
-                         (dir / "data.tok").string(), tok, false);
+                         (dir / "data.tok").string(), tok);
   io::TokenFile data((dir / "data.tok").string());
   for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
     const ModelConfig c = tiny(family);

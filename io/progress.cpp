@@ -1,0 +1,189 @@
+#include "io/progress.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/byte_size.h"
+
+namespace llmft::io {
+namespace {
+
+ProgressSettings& settings_slot() {
+  static ProgressSettings settings;
+  return settings;
+}
+
+void write_stderr(const std::string& text) {
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string format_count(double value, const ProgressCount& count) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(2);
+  switch (count.kind) {
+    case ProgressCount::Kind::bytes:
+      return format_bytes(value);
+    case ProgressCount::Kind::parameters:
+      if (value >= 1e9) {
+        out << value / 1e9 << " B";
+      } else if (value >= 1e6) {
+        out << value / 1e6 << " M";
+      } else if (value >= 1e3) {
+        out << value / 1e3 << " K";
+      } else {
+        out.precision(0);
+        out << value;
+      }
+      return out.str();
+    case ProgressCount::Kind::items:
+      out.precision(0);
+      out << value;
+      return out.str();
+  }
+  return {};
+}
+
+// Whole seconds below ten minutes, then minutes, then hours and minutes.
+std::string format_duration(double seconds) {
+  const long s = std::lround(std::max(seconds, 0.0));
+  if (s < 600) return std::to_string(s) + " s";
+  if (s < 3600) return std::to_string(s / 60) + " min";
+  return std::to_string(s / 3600) + " h " + std::to_string(s % 3600 / 60) + " min";
+}
+
+int percent_of(uint64_t done, uint64_t total) {
+  return total == 0 ? 100 : static_cast<int>(static_cast<double>(done) * 100 / total);
+}
+
+}  // namespace
+
+ProgressSettings progress_settings_for(bool quiet, bool prints, double interval_s) {
+  ProgressSettings settings;
+  settings.interval_s = interval_s;
+  if (quiet || !prints) {
+    settings.mode = ProgressMode::off;
+  } else {
+    settings.mode = isatty(fileno(stderr)) ? ProgressMode::live : ProgressMode::periodic;
+  }
+  return settings;
+}
+
+void set_progress_settings(const ProgressSettings& settings) {
+  settings_slot() = settings;
+}
+
+const ProgressSettings& progress_settings() {
+  return settings_slot();
+}
+
+Progress::Progress(std::string operation, uint64_t total, ProgressCount count)
+    : Progress(std::move(operation), total, std::move(count), progress_settings(), write_stderr,
+               steady_seconds) {}
+
+Progress::Progress(std::string operation, uint64_t total, ProgressCount count,
+                   const ProgressSettings& settings, Sink sink, Clock clock)
+    : operation_(std::move(operation)),
+      total_(total),
+      count_(std::move(count)),
+      settings_(settings),
+      sink_(std::move(sink)),
+      clock_(std::move(clock)) {
+  phase_started_s_ = last_line_s_ = clock_();
+}
+
+Progress::~Progress() {
+  finish();
+}
+
+void Progress::update(uint64_t done) {
+  if (finished_ || settings_.mode == ProgressMode::off) return;
+  done_ = std::min(done, total_);
+  const double now = clock_();
+  if (settings_.mode == ProgressMode::live) {
+    emit_live(now);
+  } else {
+    emit_periodic(now);
+  }
+}
+
+void Progress::next_phase(std::string operation, uint64_t total) {
+  print_done_line();
+  operation_ = std::move(operation);
+  total_ = total;
+  done_ = 0;
+  last_percent_ = -1;
+  phase_started_s_ = clock_();
+  update(0);
+}
+
+void Progress::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (live_width_ > 0) {
+    sink_("\r" + std::string(live_width_, ' ') + "\r");
+    live_width_ = 0;
+  }
+  print_done_line();
+}
+
+void Progress::print_done_line() {
+  if (!printed_periodic_) return;
+  printed_periodic_ = false;
+  sink_(operation_ + ": done, " + counted(done_) + " in " +
+        format_duration(clock_() - phase_started_s_) + "\n");
+}
+
+std::string Progress::counted(uint64_t value) const {
+  const std::string number = format_count(static_cast<double>(value), count_);
+  return count_.kind == ProgressCount::Kind::bytes ? number : number + " " + count_.noun;
+}
+
+std::string Progress::status_text(double now) const {
+  const int percent = percent_of(done_, total_);
+  std::string text = operation_ + ": " + std::to_string(percent) + "% (" +
+                     format_count(static_cast<double>(done_), count_) + " of " + counted(total_) +
+                     "), " + format_duration(now - phase_started_s_);
+  // The rest of the phase at its rate so far, once there is a rate to speak of.
+  const double phase_elapsed = now - phase_started_s_;
+  if (done_ > 0 && done_ < total_ && phase_elapsed >= 1) {
+    const double left = phase_elapsed * static_cast<double>(total_ - done_) / done_;
+    text += ", about " + format_duration(left) + " left";
+  }
+  return text;
+}
+
+void Progress::emit_live(double now) {
+  const int percent = percent_of(done_, total_);
+  if (percent == last_percent_ && now - last_line_s_ < 1) return;
+  last_percent_ = percent;
+  last_line_s_ = now;
+  const std::string text = status_text(now);
+  // Blank out what is left of a longer previous line.
+  const size_t pad = live_width_ > text.size() ? live_width_ - text.size() : 0;
+  sink_("\r" + text + std::string(pad, ' '));
+  live_width_ = std::max(live_width_, text.size());
+}
+
+void Progress::emit_periodic(double now) {
+  const int percent = percent_of(done_, total_);
+  const bool due = settings_.interval_s <= 0 ? percent != last_percent_
+                                             : now - last_line_s_ >= settings_.interval_s;
+  if (!due) return;
+  last_percent_ = percent;
+  last_line_s_ = now;
+  printed_periodic_ = true;
+  sink_(status_text(now) + "\n");
+}
+
+}  // namespace llmft::io
