@@ -119,7 +119,10 @@ std::string Checkpointer::save(const Engine& engine, Backend& backend, RankPlace
         timeout_seconds_);
     io::Hdf5File file = io::Hdf5File::create(partial, MPI_COMM_WORLD, timeout_seconds_);
     write_info(file, info);
-    write_engine_state(file, engine, backend, place.slice, place.dp_rank);
+    io::Progress progress("checkpoint: writing step " + std::to_string(info.step) + " to " + dir_,
+                          engine_progress_total(engine), io::ProgressCount::items("model units"));
+    write_engine_state(file, engine, backend, place.slice, place.dp_rank, progress);
+    progress.finish();
     file.set_attribute(kCompleteAttribute, "1");
     file.close();
     decided_on_lead(
@@ -179,10 +182,12 @@ CheckpointInfo resume_from(const std::string& path, const ResumeTarget& run, Eng
   io::Hdf5File file = io::Hdf5File::open(path, MPI_COMM_WORLD, timeout_seconds);
   const CheckpointInfo info = read_info(file);
   check_resumable(info, run, path);
+  io::Progress progress("checkpoint: reading " + path, engine_progress_total(engine),
+                        io::ProgressCount::items("model units"));
   if (run.weights_only) {
-    read_engine_weights(file, engine, place.slice, place.dp_rank);
+    read_engine_weights(file, engine, place.slice, place.dp_rank, progress);
   } else {
-    read_engine_state(file, engine, backend, place.slice, place.dp_rank);
+    read_engine_state(file, engine, backend, place.slice, place.dp_rank, progress);
     engine.restore(Engine::Progress{info.updates, info.loss_scale, info.clean_steps});
   }
   file.close();

@@ -44,8 +44,12 @@ size_t staging_size(const Engine& engine, TpSlice slice) {
 
 }  // namespace
 
+uint64_t engine_progress_total(const Engine& engine) {
+  return engine.model().units().size();
+}
+
 void write_engine_state(io::Hdf5File& file, const Engine& engine, Backend& backend, TpSlice slice,
-                        int dp_rank) {
+                        int dp_rank, io::Progress& progress) {
   std::vector<uint8_t> staging(staging_size(engine, slice));
   for (int u = 0; u < static_cast<int>(engine.model().units().size()); ++u) {
     for (const StateTransfer& t :
@@ -60,11 +64,12 @@ void write_engine_state(io::Hdf5File& file, const Engine& engine, Backend& backe
       }));
       file.write(t.dataset, element_of(t.dtype), ranges_of(t.pieces), staging.data());
     }
+    progress.update(static_cast<uint64_t>(u) + 1);
   }
 }
 
 void read_engine_state(io::Hdf5File& file, Engine& engine, Backend& backend, TpSlice slice,
-                       int dp_rank) {
+                       int dp_rank, io::Progress& progress) {
   std::vector<uint8_t> staging(staging_size(engine, slice));
   for (int u = 0; u < static_cast<int>(engine.model().units().size()); ++u) {
     const std::vector<StateTransfer> reads =
@@ -83,6 +88,7 @@ void read_engine_state(io::Hdf5File& file, Engine& engine, Backend& backend, TpS
         offset += static_cast<size_t>(piece.count) * dtype_size(t.dtype);
       }
     }
+    progress.update(static_cast<uint64_t>(u) + 1);
   }
 }
 
@@ -99,7 +105,8 @@ std::vector<float> read_param_f32(io::Hdf5File& file, const ParamInfo& p,
   return from_dtype_bytes(bytes, t.dtype);
 }
 
-void read_engine_weights(io::Hdf5File& file, Engine& engine, TpSlice slice, int dp_rank) {
+void read_engine_weights(io::Hdf5File& file, Engine& engine, TpSlice slice, int dp_rank,
+                         io::Progress& progress) {
   // Of each parameter, a rank verifies what it would write: data-parallel rank 0 its slice,
   // replicated parameters on tensor-parallel rank 0 alone.
   const auto of_param = [](const std::vector<TensorPiece>& pieces, size_t param) {
@@ -129,6 +136,7 @@ void read_engine_weights(io::Hdf5File& file, Engine& engine, TpSlice slice, int 
       }
     }
     engine.write_params(u, values);
+    progress.update(static_cast<uint64_t>(u) + 1);
   }
 }
 

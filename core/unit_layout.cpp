@@ -15,4 +15,10 @@ Tensor UnitLayout::slice(const Tensor& flat, int index) const {
   return flat.view(p.offset, p.shape);
 }
 
+int64_t total_numel(const std::vector<UnitLayout>& units) {
+  int64_t total = 0;
+  for (const UnitLayout& unit : units) total += unit.numel;
+  return total;
+}
+
 }  // namespace llmft

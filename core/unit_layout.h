@@ -45,4 +45,7 @@ struct UnitLayout {
   Tensor slice(const Tensor& flat, int index) const;
 };
 
+// The elements of all of `units` together.
+int64_t total_numel(const std::vector<UnitLayout>& units);
+
 }  // namespace llmft

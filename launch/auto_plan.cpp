@@ -9,6 +9,7 @@
 #include "core/compute_dtype.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/progress.h"
 #include "launch/calibration_cache.h"
 #include "launch/plan_agreement.h"
 #include "launch/plan_json.h"
@@ -189,15 +190,20 @@ Layout auto_plan(const TrainOptions& o, const po::variables_map& values, const M
   // already).
   request.device = agreed_device(backend, allocator, world, request.device);
   if (!o.no_calibrate) {
+    // Three stages: the GEMM and links (or the cached figures' probe), attention, the rest.
+    io::Progress progress("calibration", 3, io::ProgressCount::items("stages"));
     request.device = calibrated(
         request.device, calibrate(backend, allocator, world, node.get(), request.device.name,
                                   compute_dtype(backend.compute_rule(), parse_dtype(o.dtype)),
                                   world_size, o.threads));
+    progress.update(1);
     // The run's own shapes and length, measured every time (milliseconds).
     request.device.attention =
         measure_attention(backend, allocator, world, config, o.seq_len, parse_dtype(o.dtype));
+    progress.update(2);
     request.device.kernel_rates = measure_kernel_rates(backend, allocator, world, config, o.seq_len,
                                                        parse_dtype(o.dtype), optimizer.kind);
+    progress.update(3);
   }
   request.workload =
       Workload{config, optimizer, parse_dtype(o.dtype), o.seq_len, 0, o.clip_grad > 0};

@@ -1,5 +1,6 @@
 #include "launch/command_line.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/progress.h"
 #include "launch/build_report.h"
 #include "launch/commands.h"
 #include "launch/run_record.h"
@@ -105,7 +107,13 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
       "each finds here (libraries, driver, GPUs), and exit")(
       "config", po::value<std::string>(),
       "read options from an ini file (key = value, names without --) or a run_record.json "
-      "(the options its run was given); the command line wins");
+      "(the options its run was given); the command line wins")(
+      "quiet", po::bool_switch(),
+      "no progress lines for long operations (reading data, loading weights, checkpoints, "
+      "calibration, export); step lines and summaries stay")(
+      "progress-every", po::value<double>()->default_value(10, "10"),
+      "seconds between progress lines when stderr is a file or pipe (a batch log); 0: one "
+      "per new percentage. On a terminal one line updates in place");
   po::options_description all;
   all.add(common).add(options);
   try {
@@ -128,6 +136,11 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
       return false;
     }
     po::notify(values);
+    const double progress_every = values["progress-every"].as<double>();
+    LLMFT_REQUIRE(progress_every >= 0 && std::isfinite(progress_every),
+                  "--progress-every must be 0 or more seconds, got " << progress_every);
+    io::set_progress_settings(
+        io::progress_settings_for(values["quiet"].as<bool>(), print, progress_every));
   } catch (const po::error& e) {
     LLMFT_FAIL(e.what() << " (see llmft --help)");
   }

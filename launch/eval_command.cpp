@@ -142,7 +142,10 @@ int run_eval(const Args& args, MpiRuntime& mpi) {
   Engine engine(*model, backend, allocator, engine_options);
   std::string loaded;
   if (checkpoint_file) {
-    read_engine_weights(*checkpoint_file, engine, mesh.tp_slice(), mesh.dp_rank());
+    io::Progress progress("checkpoint: reading the weights of " + source,
+                          engine_progress_total(engine), io::ProgressCount::items("model units"));
+    read_engine_weights(*checkpoint_file, engine, mesh.tp_slice(), mesh.dp_rank(), progress);
+    progress.finish();
     checkpoint_file->close();
   } else {
     loaded = load_initial_weights(o.init_from, engine, unit_layouts(config), model->units(),

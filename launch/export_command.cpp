@@ -23,6 +23,7 @@
 #include "io/json.h"
 #include "io/model_directory_files.h"
 #include "io/output_directory.h"
+#include "io/progress.h"
 #include "launch/command_line.h"
 #include "launch/commands.h"
 #include "launch/run_record.h"
@@ -91,15 +92,25 @@ int run_export(const Args& args, MpiRuntime& mpi) {
   };
   // Every value is read and verified before anything is written, so that a damaged
   // checkpoint leaves no --save-dir behind; a unit at a time, so memory stays one unit.
-  for (const UnitLayout& unit : units) read_unit(unit);
+  const auto parameters = static_cast<uint64_t>(total_numel(units));
+  io::Progress progress("export: verifying " + path, parameters, io::ProgressCount::parameters());
+  for (const UnitLayout& unit : units) {
+    read_unit(unit);
+    progress.advance(static_cast<uint64_t>(unit.numel));
+  }
   // The directory belongs to this export while it writes (io/directory_lock.h).
   io::ensure_directory(save_dir, "--save-dir");
   const io::DirectoryLock lock(save_dir, "--save-dir", "llmft export --checkpoint " + path);
   const bool without_tokenizer = files.tokenizer_dir.empty() && tokenizer != "byte";
   io::HfModelWriter writer(save_dir, config, units, max_shard_bytes, dtype, std::move(files));
-  for (const UnitLayout& unit : units) writer.add_unit(read_unit(unit));
+  progress.next_phase("export: writing " + save_dir, parameters);
+  for (const UnitLayout& unit : units) {
+    writer.add_unit(read_unit(unit));
+    progress.advance(static_cast<uint64_t>(unit.numel));
+  }
   file.close();
   writer.finish();
+  progress.finish();
   std::printf("exported %s (step %lld) to %s (%s)\n", path.c_str(),
               static_cast<long long>(info.step), save_dir.c_str(), writer.describe().c_str());
   if (without_tokenizer) {

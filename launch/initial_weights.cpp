@@ -4,6 +4,7 @@
 
 #include "core/byte_size.h"
 #include "io/hf_weight_loader.h"
+#include "io/progress.h"
 #include "launch/rank_values.h"
 
 namespace llmft {
@@ -13,9 +14,13 @@ std::string load_initial_weights(const std::string& path, Engine& engine,
                                  const std::vector<UnitLayout>& local, TpSlice slice,
                                  Communicator* world, Backend& backend) {
   io::HfWeightLoader loader(path);
+  io::Progress progress("loading weights from " + loader.files().origin(),
+                        static_cast<uint64_t>(total_numel(whole)), io::ProgressCount::parameters());
   for (size_t u = 0; u < whole.size(); ++u) {
     engine.write_params(static_cast<int>(u), loader.read_unit(whole[u], local[u], slice));
+    progress.advance(static_cast<uint64_t>(whole[u].numel));
   }
+  progress.finish();
   const std::vector<uint64_t> read = gather_rank_values(world, backend, {loader.bytes_read()});
   if (world != nullptr && world->rank() != 0) return "";
   std::string per_rank;

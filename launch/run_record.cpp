@@ -87,7 +87,9 @@ io::Json run_record(const po::variables_map& values, const TrainOptions& o, cons
   io::Json given = io::Json::array({});
   for (const Setting& setting : option_settings(values)) {
     const std::string name = setting.name.substr(2);
-    if (name == "config") continue;  // its values are among the options
+    // --config's values are among the options; --quiet and --progress-every only change
+    // what the terminal shows.
+    if (name == "config" || name == "quiet" || name == "progress-every") continue;
     options.set(name, io::Json::string(setting.value));
     if (!values[name].defaulted()) given.push_back(io::Json::string(name));
   }

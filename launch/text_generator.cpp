@@ -8,6 +8,7 @@
 #include "io/generation_config.h"
 #include "io/hf_weight_loader.h"
 #include "io/model_directory_files.h"
+#include "io/progress.h"
 
 namespace llmft {
 
@@ -32,10 +33,15 @@ TextGenerator::TextGenerator(const std::string& model_dir, const ModelConfig& co
   options.trainable = false;
   engine_ = std::make_unique<Engine>(*model_, *backend_, *allocator_, options);
   io::HfWeightLoader weights(model_dir);
+  io::Progress progress("loading weights from " + weights.files().origin(),
+                        static_cast<uint64_t>(total_numel(model_->units())),
+                        io::ProgressCount::parameters());
   for (size_t u = 0; u < model_->units().size(); ++u) {
-    engine_->write_params(static_cast<int>(u),
-                          weights.read_unit(model_->units()[u], model_->units()[u], TpSlice{}));
+    const UnitLayout& unit = model_->units()[u];
+    engine_->write_params(static_cast<int>(u), weights.read_unit(unit, unit, TpSlice{}));
+    progress.advance(static_cast<uint64_t>(unit.numel));
   }
+  progress.finish();
 }
 
 GenerationEnd TextGenerator::generate(const std::vector<int32_t>& prompt, int max_new_tokens,

@@ -323,3 +323,9 @@ set_tests_properties(cli_error_printed_once PROPERTIES FIXTURES_REQUIRED cli_dat
 add_test(NAME output_space COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/output_space.sh
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/output_space)
 set_tests_properties(output_space PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+# Progress lines of long operations in a log, with --quiet and at a terminal
+# (tests/launch/progress.sh).
+add_test(NAME cli_progress COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/progress.sh
+  ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/progress
+  ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(cli_progress PROPERTIES TIMEOUT 300)
