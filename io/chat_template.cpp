@@ -128,6 +128,12 @@ Json request_of(const std::string& text, const std::map<std::string, std::string
                        {"conversations", Json::array(std::move(all))}});
 }
 
+// Python's start and Jinja2 at 100 KB/s or more: far beyond what a working render needs,
+// short of a stuck interpreter holding a job for hours.
+double render_timeout_seconds(size_t request_bytes) {
+  return 120 + 10 * static_cast<double>(request_bytes) / 1e6;
+}
+
 }  // namespace
 
 ChatTemplate::ChatTemplate(std::string text, std::string origin,
@@ -186,7 +192,8 @@ std::vector<std::string> ChatTemplate::render(const std::vector<Conversation>& c
       request_of(text_, special_tokens_, conversations, add_generation_prompt).dump();
   SubprocessResult result;
   try {
-    result = run_subprocess({python, "-c", kChatTemplatePython}, request);
+    result = run_subprocess({python, "-c", kChatTemplatePython}, request,
+                            render_timeout_seconds(request.size()));
   } catch (const Error& error) {
     LLMFT_FAIL("chat templates are rendered by Python's Jinja2, but " << error.what() << "; "
                                                                       << kInstallJinja);

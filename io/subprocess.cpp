@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 
@@ -69,6 +72,36 @@ class SigpipeBlock {
   sigset_t previous_;
 };
 
+// The child process: stopped (SIGKILL) and reaped when it goes out of scope unreaped, so
+// an error or a timeout leaves neither a running child nor a zombie.
+class Child {
+ public:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  ~Child() {
+    if (pid_ < 0) return;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  // Waits for the child to end: its exit code, or 128 + the signal that ended it.
+  int wait(const std::string& name) {
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0) {
+      LLMFT_REQUIRE(errno == EINTR,
+                    "waiting for '" << name << "' failed: " << std::strerror(errno));
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  pid_t pid_;
+};
+
 pid_t spawn(const std::vector<std::string>& argv, Pipe& in, Pipe& out, Pipe& err) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -92,22 +125,40 @@ pid_t spawn(const std::vector<std::string>& argv, Pipe& in, Pipe& out, Pipe& err
   return pid;
 }
 
-// Writes `input` to in.write_end and reads out.read_end and err.read_end until both end.
-void exchange(const std::string& input, Pipe& in, Pipe& out, Pipe& err, SubprocessResult& result) {
+// Writes `input` to in.write_end (non-blocking, so that a child busy writing its output
+// never waits on us while we wait on it) and reads out.read_end and err.read_end until both
+// end; throws when that takes longer than `timeout_seconds`.
+void exchange(const std::string& name, const std::string& input, double timeout_seconds, Pipe& in,
+              Pipe& out, Pipe& err, SubprocessResult& result) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
   size_t written = 0;
   if (input.empty()) in.close_write();
+  if (in.write_end >= 0) {
+    LLMFT_REQUIRE(
+        fcntl(in.write_end, F_SETFL, fcntl(in.write_end, F_GETFL) | O_NONBLOCK) == 0,
+        "cannot make the pipe to '" << name << "' non-blocking: " << std::strerror(errno));
+  }
   char buffer[65536];
   while (in.write_end >= 0 || out.read_end >= 0 || err.read_end >= 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    LLMFT_REQUIRE(left.count() > 0, "'" << name << "' did not finish within " << timeout_seconds
+                                        << " s and was stopped");
     pollfd fds[3] = {
         {in.write_end, POLLOUT, 0}, {out.read_end, POLLIN, 0}, {err.read_end, POLLIN, 0}};
-    if (poll(fds, 3, -1) < 0) {
-      LLMFT_REQUIRE(errno == EINTR, "poll on a child's pipes failed: " << std::strerror(errno));
+    if (poll(fds, 3, static_cast<int>(std::min<int64_t>(left.count(), 1000))) < 0) {
+      LLMFT_REQUIRE(errno == EINTR,
+                    "poll on the pipes of '" << name << "' failed: " << std::strerror(errno));
       continue;
     }
     if (fds[0].revents != 0) {
       const ssize_t n = ::write(in.write_end, input.data() + written, input.size() - written);
       if (n > 0) written += static_cast<size_t>(n);
-      // EPIPE: the child closed its stdin; its exit status says why.
+      // EPIPE: the child closed its stdin; its exit status says why. EAGAIN: the pipe is
+      // full again; poll says when it drains.
       if ((n < 0 && errno != EINTR && errno != EAGAIN) || written == input.size()) {
         in.close_write();
       }
@@ -127,21 +178,17 @@ void exchange(const std::string& input, Pipe& in, Pipe& out, Pipe& err, Subproce
 
 }  // namespace
 
-SubprocessResult run_subprocess(const std::vector<std::string>& argv, const std::string& input) {
+SubprocessResult run_subprocess(const std::vector<std::string>& argv, const std::string& input,
+                                double timeout_seconds) {
   SigpipeBlock sigpipe_blocked;
   Pipe in, out, err;
-  const pid_t pid = spawn(argv, in, out, err);
+  Child child(spawn(argv, in, out, err));
   in.close_read();
   out.close_write();
   err.close_write();
   SubprocessResult result;
-  exchange(input, in, out, err, result);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    LLMFT_REQUIRE(errno == EINTR,
-                  "waiting for '" << argv[0] << "' failed: " << std::strerror(errno));
-  }
-  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exchange(argv[0], input, timeout_seconds, in, out, err, result);
+  result.exit_status = child.wait(argv[0]);
   return result;
 }
 

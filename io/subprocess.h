@@ -18,8 +18,10 @@ struct SubprocessResult {
 // `input` to its stdin and closes it, and waits for it to end. A child that stops reading
 // its stdin early is not an error here (its exit status tells).
 // Throws llmft::Error naming argv[0] when it cannot be started (not found, not
-// executable), and on a pipe error.
-// REQUIRES: !argv.empty()
-SubprocessResult run_subprocess(const std::vector<std::string>& argv, const std::string& input);
+// executable), on a pipe error, and when it has not ended `timeout_seconds` after it
+// started; a child still running when run_subprocess throws is killed and reaped.
+// REQUIRES: !argv.empty(), timeout_seconds > 0
+SubprocessResult run_subprocess(const std::vector<std::string>& argv, const std::string& input,
+                                double timeout_seconds);
 
 }  // namespace llmft::io

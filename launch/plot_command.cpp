@@ -81,12 +81,15 @@ std::string first_error_line(const std::string& err) {
   return "";
 }
 
-// Runs gnuplot on `script`; an error when it cannot run, exits non-zero, or reports an
-// error on stderr.
+// A few charts take gnuplot well under a second; a stuck one is stopped.
+constexpr double kGnuplotTimeoutSeconds = 120;
+
+// Runs gnuplot on `script`; an error when it cannot run, exits non-zero, reports an error
+// on stderr or runs past kGnuplotTimeoutSeconds.
 void run_gnuplot(const fs::path& script) {
   io::SubprocessResult result;
   try {
-    result = io::run_subprocess({"gnuplot", script.string()}, "");
+    result = io::run_subprocess({"gnuplot", script.string()}, "", kGnuplotTimeoutSeconds);
   } catch (const Error& e) {
     LLMFT_FAIL("llmft plot draws with gnuplot: " << e.what()
                                                  << " (install it: apt-get install gnuplot-nox)");
