@@ -210,14 +210,17 @@ void HfModelWriter::finish() {
   for (const std::unique_ptr<AtomicFile>& file : others) file->publish();
   // A save with a tokenizer replaces an earlier save's tokenizer files whole (a vocab.json
   // left beside a new tokenizer.json would mislead); one without leaves the directory's
-  // (a downloaded model's tokenizer stays).
+  // (a downloaded model's tokenizer stays). What describes the old weights goes with them.
   const auto writes = [&](const std::string& name) {
     return std::find(other_names.begin(), other_names.end(), name) != other_names.end();
   };
   if (writes("tokenizer.json") || writes("vocab.json")) {
-    for (const std::string& name : model_directory_file_names()) {
+    for (const std::string& name : tokenizer_file_names()) {
       if (!writes(name)) remove_stale(dir_, name);
     }
+  }
+  for (const std::string& name : weight_description_file_names()) {
+    if (!writes(name)) remove_stale(dir_, name);
   }
   Json config = hf_config_json(config_);
   config.set("dtype", Json::string(torch_dtype(dtype_)));

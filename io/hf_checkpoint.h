@@ -36,9 +36,10 @@ void write_hf_safetensors(const std::string& path, const std::vector<UnitLayout>
 // in `dtype`. Shards are written as they fill, under the temporary names ".NAME.partial"
 // (AtomicFile's); finish() renames them into place, writes the index (when there are
 // several) and `files` (the tokenizer's and generation_config.json), removes the weight
-// files and, when `files` hold a tokenizer, the files of model_directory_file_names() an
-// earlier save left in `dir` that are not part of this one (without one, a directory's own
-// tokenizer stays), and writes config.json (with the weights' "dtype") last. A writer
+// files, the weight_description_file_names() and, when `files` hold a tokenizer, the
+// tokenizer_file_names() an earlier save left in `dir` that are not part of this one
+// (without one, a directory's own tokenizer stays), and writes config.json (with the
+// weights' "dtype") last. A writer
 // destroyed unfinished (an error, non-finite weights) removes its partial files, so a failed save
 // leaves `dir` as it was. Shards fill in parameter order; a shard closes before the tensor that
 // would take it past `max_shard_bytes` (a larger tensor gets a shard of its own).

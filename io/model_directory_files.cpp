@@ -163,14 +163,15 @@ ModelDirectoryFiles model_directory_files(const ModelConfig& config, const std::
   return out;
 }
 
-const std::vector<std::string>& model_directory_file_names() {
-  static const std::vector<std::string> names = {"tokenizer.json",
-                                                 "vocab.json",
-                                                 "merges.txt",
+const std::vector<std::string>& tokenizer_file_names() {
+  static const std::vector<std::string> names = {"tokenizer.json", "vocab.json", "merges.txt",
                                                  "special_tokens_map.json",
-                                                 "tokenizer_config.json",
-                                                 "generation_config.json",
-                                                 "run_record.json"};
+                                                 "tokenizer_config.json"};
+  return names;
+}
+
+const std::vector<std::string>& weight_description_file_names() {
+  static const std::vector<std::string> names = {"generation_config.json", "run_record.json"};
   return names;
 }
 

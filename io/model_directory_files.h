@@ -41,8 +41,10 @@ GenerationConfig generation_settings(const ModelConfig& config, const std::strin
 ModelDirectoryFiles model_directory_files(const ModelConfig& config, const std::string& tokenizer,
                                           const std::string& chat_template_file);
 
-// Every name model_directory_files may write, and the run record (launch/run_record.h), so
-// that a writer can remove what an earlier save left and this one did not write.
-const std::vector<std::string>& model_directory_file_names();
+// The names of the files model_directory_files may write, so that a writer can remove what
+// an earlier save left and this one did not write: the tokenizer's, and those describing
+// the weights themselves (generation_config.json and the run record, launch/run_record.h).
+const std::vector<std::string>& tokenizer_file_names();
+const std::vector<std::string>& weight_description_file_names();
 
 }  // namespace llmft::io

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/progress.h"
 #include "io/value_digest.h"
 #include "launch/build_report.h"
 #include "launch/run_settings.h"
@@ -31,13 +32,19 @@ io::Json data_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   LLMFT_REQUIRE(
       in, "cannot read data file " << path << " for the run record: " << std::strerror(errno));
+  std::error_code size_error;
+  const uintmax_t size = std::filesystem::file_size(path, size_error);
+  io::Progress progress("run record: fingerprinting " + path, size_error ? 0 : size,
+                        io::ProgressCount::bytes());
   std::string block(kHashBlockBytes, '\0');
   uint64_t hash = io::kFnvOffset, bytes = 0;
   while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
     const auto got = static_cast<size_t>(in.gcount());
     hash = io::fnv1a_bytes(hash, block.data(), got);
     bytes += got;
+    progress.update(bytes);
   }
+  progress.finish();
   return io::Json::object({{"path", io::Json::string(path)},
                            {"bytes", io::Json::number(static_cast<double>(bytes))},
                            {"fnv1a64", io::Json::string(io::digest_text(hash))}});

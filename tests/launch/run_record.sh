@@ -5,7 +5,8 @@
 # `llmft train --config run_record.json` into other directories records the same options
 # (all but the output paths and the start time) and logs the same losses, bit for bit (the
 # same options on one rank make the same arithmetic); `llmft export` carries the record
-# into the exported directory and `llmft eval` names its source.
+# into the exported directory (and an export without one removes the stale record there)
+# and `llmft eval` names its source.
 # usage: run_record.sh LLMFT WORK_DIR
 set -euo pipefail
 llmft=$1 work=$2
@@ -76,6 +77,13 @@ print("losses of both runs:", losses("a.jsonl"))
 PY
 grep -E "^trained by llmft .* on --data tiny.tok \([0-9]+ bytes, fnv1a64 [0-9a-f]{16}\) for 3 steps" eval.log ||
   { cat eval.log; fail "eval does not name the record's source"; }
+# An export from a checkpoint without a record into the directory removes the record that
+# no longer describes its weights.
+mkdir bare_ckpt
+cp a_ckpt/*.h5 bare_ckpt/
+"$llmft" export --checkpoint bare_ckpt --save-dir exported > reexport.log 2>&1 ||
+  { cat reexport.log; fail "the export without a record exited non-zero"; }
+[[ ! -e exported/run_record.json ]] || fail "a stale run_record.json was left beside new weights"
 echo '{"options": {}}' > not_a_record.json
 if "$llmft" train --config not_a_record.json > bad.log 2>&1; then fail "a JSON file that is no run record was taken"; fi
 grep -q "^error: --config not_a_record.json: not a run record" bad.log ||
