@@ -47,6 +47,8 @@ class Backend {
   virtual std::string name() const = 0;
   // What runs the kernels, in a line for the log (device, threads, math libraries).
   virtual std::string describe() const = 0;
+  // The accelerator's model as its driver names it ("NVIDIA H200"); empty on the CPU.
+  virtual std::string device_model() const { return ""; }
   // Which dtype the kernels compute a run in (core/compute_dtype.h).
   virtual ComputeRule compute_rule() const = 0;
   // A GPU reserves its slab at the first call of memory() or memory_capacity(), so that

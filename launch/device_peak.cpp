@@ -3,20 +3,25 @@
 #include "core/error.h"
 #include "launch/calibration_cache.h"
 #include "launch/plan_options.h"
+#include "parallel/planner/device.h"
 
 namespace llmft {
 
 namespace {
 
-DevicePeak gpu_peak(const TrainOptions& o, bool gpu_given) {
+DevicePeak gpu_peak(const TrainOptions& o, bool gpu_given, const std::string& device_model) {
   DevicePeak peak;
-  if (!gpu_given) {
-    peak.why_unknown = "no --gpu preset names this GPU's dense peak (e.g. --gpu h100-80g)";
+  const std::string preset = gpu_given ? o.cluster.gpu : gpu_preset_for(device_model);
+  if (preset.empty()) {
+    peak.why_unknown = "no --gpu preset names the dense peak of this GPU (" +
+                       (device_model.empty() ? std::string("unnamed") : device_model) +
+                       "); give the closest, e.g. --gpu h100-80g";
   } else if (o.dtype == "fp32") {
     peak.why_unknown = "the --gpu presets hold 16-bit dense peaks and this run computes in fp32";
   } else {
-    peak.flops = describe_device(o.cluster).peak_flops;
-    peak.name = "the " + o.cluster.gpu + " dense " + o.dtype + " peak";
+    peak.flops = device_preset(preset).peak_flops;
+    peak.name = "the " + preset + " dense " + o.dtype + " peak" +
+                (gpu_given ? "" : " (found for " + device_model + ")");
   }
   return peak;
 }
@@ -43,8 +48,9 @@ DevicePeak cpu_peak(int world_size, int threads) {
 
 }  // namespace
 
-DevicePeak device_peak(const TrainOptions& o, int world_size, bool gpu_given) {
-  return o.device == "cpu" ? cpu_peak(world_size, o.threads) : gpu_peak(o, gpu_given);
+DevicePeak device_peak(const TrainOptions& o, int world_size, bool gpu_given,
+                       const std::string& device_model) {
+  return o.device == "cpu" ? cpu_peak(world_size, o.threads) : gpu_peak(o, gpu_given, device_model);
 }
 
 }  // namespace llmft

@@ -1,7 +1,8 @@
-// The peak FLOP/s per device a training run's MFU is measured against: on GPUs the --gpu
-// preset's dense 16-bit peak, on CPU ranks the GEMM rate a calibration measured on this
-// host for this world size and thread count (launch/calibration_cache.h); each named so in
-// the reports, or unknown with the reason and the fix.
+// The peak FLOP/s per device a training run's MFU is measured against: on GPUs the dense
+// 16-bit peak of the --gpu preset, or without --gpu of the preset of the GPU the run has, on CPU
+// ranks the GEMM rate a calibration measured on this host for this world size and thread count
+// (launch/calibration_cache.h); each named so in the reports, or unknown with the reason and the
+// fix.
 #pragma once
 
 #include <string>
@@ -17,8 +18,10 @@ struct DevicePeak {
 };
 
 // `gpu_given`: whether --gpu was given (its default preset is no statement about the GPU
-// the run has). Reads the calibration cache on CPU ranks; a cache it cannot read leaves
-// the peak unknown, saying why.
-DevicePeak device_peak(const TrainOptions& o, int world_size, bool gpu_given);
+// the run has); `device_model`: the GPU's name as the backend reports it (Backend::
+// device_model), matched to a preset when --gpu is not given. Reads the calibration cache
+// on CPU ranks; a cache it cannot read leaves the peak unknown, saying why.
+DevicePeak device_peak(const TrainOptions& o, int world_size, bool gpu_given,
+                       const std::string& device_model);
 
 }  // namespace llmft

@@ -47,6 +47,7 @@ class CudaBackend : public Backend {
   CudaBackend& operator=(const CudaBackend&) = delete;
 
   std::string name() const override { return "cuda"; }
+  std::string device_model() const override { return properties_.name; }
   std::string describe() const override;
   ComputeRule compute_rule() const override { return ComputeRule::stored; }
   DeviceMemory& memory() override { return slab(); }

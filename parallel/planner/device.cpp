@@ -152,6 +152,20 @@ std::vector<std::string> device_preset_names() {
   return names;
 }
 
+std::string gpu_preset_for(const std::string& device_model) {
+  const auto has = [&device_model](const char* part) {
+    return device_model.find(part) != std::string::npos;
+  };
+  // The SXM H100's peak; the PCIe and NVL cards run at other clocks and peaks.
+  if (has("H200")) return "h200";
+  if (has("H100") && (has("SXM") || has("HBM3")) && !has("PCIe") && !has("NVL")) return "h100-80g";
+  // A100 PCIe and SXM4 share the dense peak; the name carries the memory.
+  if (has("A100")) return has("80GB") ? "a100-80g" : "a100-40g";
+  if (has("V100") && has("SXM2")) return has("32GB") ? "v100-32g" : "v100-16g";
+  if (has("RTX 3090") && !has("Ti")) return "rtx3090";
+  return "";
+}
+
 DeviceDescription device_preset(const std::string& name) {
   if (name == "cpu") return this_cpu();
   for (const DeviceDescription& d : gpu_presets()) {

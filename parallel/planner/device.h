@@ -109,6 +109,10 @@ struct DeviceDescription {
 // has no context to pay for). Other names are an Error listing these.
 DeviceDescription device_preset(const std::string& name);
 std::vector<std::string> device_preset_names();
+// The GPU preset whose published figures are those of the GPU its driver names
+// `device_model` (cudaDeviceProp::name: "NVIDIA H200", "NVIDIA A100-SXM4-80GB", ...); ""
+// when none is (another GPU, or a variant whose peak differs, such as the H100 PCIe).
+std::string gpu_preset_for(const std::string& device_model);
 
 // Whether llmft has a backend that runs on `device`: the CPU, and GPUs of compute
 // capability kMinimumCudaComputeCapability or later (core/cuda_support.h).
