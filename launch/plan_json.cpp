@@ -1,6 +1,7 @@
 #include "launch/plan_json.h"
 
 #include "launch/calibration_cache.h"
+#include "parallel/planner/predicted_mfu.h"
 
 namespace llmft {
 
@@ -89,7 +90,8 @@ Json time_json(const StepTime& t) {
   });
 }
 
-Json candidate_json(const Workload& w, const Candidate& c) {
+Json candidate_json(const PlanRequest& r, const Candidate& c) {
+  const Workload& w = r.workload;
   const Layout& l = c.layout;
   Json out = Json::object({
       {"dp", Json::number(l.dp)},
@@ -106,6 +108,7 @@ Json candidate_json(const Workload& w, const Candidate& c) {
       {"seq_len", Json::number(w.seq_len)},
       {"fits", Json::boolean(c.fits)},
       {"predicted_step_s", c.evaluated ? Json::number(c.time.total_s) : Json()},
+      {"predicted_mfu", c.evaluated ? Json::number(predicted_mfu(r, c)) : Json()},
       {"memory", c.evaluated ? memory_json(c.memory) : Json()},
       {"host", c.evaluated ? host_json(c.memory) : Json()},
   });
@@ -121,13 +124,13 @@ Json candidate_json(const Workload& w, const Candidate& c) {
 
 io::Json plan_json(const PlanRequest& r, const PlanResult& result) {
   Json::Array candidates;
-  for (const Candidate& c : result.candidates) candidates.push_back(candidate_json(r.workload, c));
+  for (const Candidate& c : result.candidates) candidates.push_back(candidate_json(r, c));
   const Candidate* chosen = result.chosen();
   return Json::object({
       {"model", model_json(r.workload.model)},
       {"cluster", cluster_json(r, result)},
       {"candidates", Json::array(std::move(candidates))},
-      {"chosen", chosen ? candidate_json(r.workload, *chosen) : Json()},
+      {"chosen", chosen ? candidate_json(r, *chosen) : Json()},
   });
 }
 

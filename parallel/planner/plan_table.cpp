@@ -5,6 +5,7 @@
 
 #include "core/byte_size.h"
 #include "core/cuda_support.h"
+#include "parallel/planner/predicted_mfu.h"
 
 namespace llmft {
 
@@ -92,6 +93,12 @@ std::string plan_table(const PlanRequest& r, const PlanResult& result, int top) 
       os << ", " << bytes_text(chosen.memory.host_peak) << " of host memory per device";
     }
     os << "\n";
+    if (const double mfu = predicted_mfu(r, chosen); mfu > 0) {
+      char line[96];
+      std::snprintf(line, sizeof(line), "predicted MFU %.1f%% of %.4g TFLOP/s per device, from ",
+                    mfu * 100, r.device.peak_flops / 1e12);
+      os << line << predicted_mfu_basis(r) << "\n";
+    }
   }
   if (rejected == 0) return os.str();
   os << "\nrejected (" << rejected << ", closest to fitting first):\n";

@@ -1,8 +1,12 @@
 // The planner's output: the JSON contract that scripts rely on, and the table for people.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+
 #include "launch/plan_json.h"
+#include "parallel/flops.h"
 #include "parallel/planner/plan_table.h"
+#include "parallel/planner/predicted_mfu.h"
 
 using namespace llmft;
 using io::Json;
@@ -133,4 +137,25 @@ TEST_CASE("plan JSON and table: a preset's GPUs that llmft cannot run are a comp
     CHECK(Json::parse(plan_json(r, result).dump()).at("cluster").at("supported").as_bool());
     CHECK(plan_table(r, result, 3).find("cannot run") == std::string::npos);
   }
+}
+
+TEST_CASE("plan: the predicted MFU of the chosen layout, by hand, in the JSON and the table") {
+  const PlanRequest r = gpt2_on_two_gpus(8);
+  const PlanResult result = plan_layouts(r);
+  const Candidate& chosen = chosen_layout(r, result);
+  // Model FLOPs per token by parallel/flops.h (tested against its hand count there), 8
+  // windows of 256 tokens a step, over the step time and 2 devices' peak.
+  const ModelConfig& m = r.workload.model;
+  const double flops = training_flops_per_token(m, 256) * 8 * 256;
+  const double expected = flops / (chosen.time.total_s * 2 * 125e12);  // v100: 125 TFLOP/s
+  CHECK(predicted_mfu(r, chosen) == doctest::Approx(expected).epsilon(1e-12));
+  const Json json = Json::parse(plan_json(r, result).dump());
+  CHECK(json.at("chosen").at("predicted_mfu").as_number() ==
+        doctest::Approx(expected).epsilon(1e-12));
+  char line[64];
+  std::snprintf(line, sizeof(line), "predicted MFU %.1f%% of 125 TFLOP/s per device",
+                expected * 100);
+  const std::string table = plan_table(r, result, 5);
+  CHECK(table.find(line) != std::string::npos);
+  CHECK(table.find("v100-16g preset") != std::string::npos);
 }
