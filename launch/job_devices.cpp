@@ -1,6 +1,9 @@
 #include "launch/job_devices.h"
 
+#include <cstdio>
+
 #include "comm/communicator_registry.h"
+#include "comm/mpi_node_order.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
 #include "core/error.h"
@@ -35,7 +38,20 @@ JobMesh split_mesh(const TrainOptions& o, Communicator* world, int world_size,
                 "--dp " << o.dp << " with " << world_size << " ranks and --tp " << m.shape.tp
                         << ": --dp must be " << m.shape.dp << " (ranks / --tp), or 0");
   if (world == nullptr) return m;
-  m.mesh = std::make_unique<Mesh>(*world, m.shape);
+  Communicator* mesh_world = world;
+  if (m.shape.tp > 1) {
+    const NodeOrder order = mpi_node_order();
+    if (!order.is_rank_order()) {
+      m.node_major_world = world->split(0, order.place);
+      mesh_world = m.node_major_world.get();
+    }
+    if (world->rank() == 0 && order.node_count() > 1) {
+      std::printf("llmft: tensor-parallel groups: %s%s\n", order.groups_text(m.shape.tp).c_str(),
+                  order.is_rank_order() ? "" : " (the ranks taken node by node)");
+      std::fflush(stdout);
+    }
+  }
+  m.mesh = std::make_unique<Mesh>(*mesh_world, m.shape);
   if (m.shape.dp > 1) m.data_parallel = &m.mesh->data_parallel();
   if (m.shape.tp > 1) m.tensor_parallel = &m.mesh->tensor_parallel();
   for (Communicator* group : {m.data_parallel, m.tensor_parallel}) {

@@ -30,6 +30,10 @@ JobDevices start_devices(const TrainOptions& o, MpiRuntime& mpi, DType dtype);
 
 struct JobMesh {
   MeshShape shape;
+  // The world with its ranks node by node, where the launcher dealt them across nodes and
+  // tp > 1 (comm/mpi_node_order.h); the mesh is laid over it. Null otherwise. Outlives
+  // the mesh's groups, which may share its resources.
+  std::unique_ptr<Communicator> node_major_world;
   std::unique_ptr<Mesh> mesh;               // null on one rank
   Communicator* data_parallel = nullptr;    // when dp > 1
   Communicator* tensor_parallel = nullptr;  // when tp > 1
@@ -38,8 +42,10 @@ struct JobMesh {
   int dp_rank() const { return mesh ? mesh->dp_rank() : 0; }
 };
 
-// The ranks as a dp x tp mesh of --tp (tensor-parallel ranks adjacent), checked against
-// --dp, with its groups split from `world` and warmed for `dtype`.
+// The ranks as a dp x tp mesh of --tp (tensor-parallel ranks adjacent, taken node by
+// node so that a group stays within a node), checked against --dp, with its groups split
+// from `world` and warmed for `dtype`. Where the job spans nodes and tp > 1, rank 0 prints
+// each tensor-parallel group's ranks and host.
 JobMesh split_mesh(const TrainOptions& o, Communicator* world, int world_size,
                    const ModelConfig& config, DType dtype);
 
