@@ -83,6 +83,9 @@ write("json_config", "gpt2_bad_heads", json.dumps({
 write("json_config", "json_syntax",
       '[null, true, false, -0.0e+5, 1E400, "\\u00e9\\ud83d\\ude00\\n", {"a": [[[]]]}, 9007199254740993]')
 write("json_config", "json_bad_surrogate", '{"a": "\\udc00", "a": 1}')
+write("json_config", "json_not_utf8", b'{"model_type": "gpt2", "n_embd": 8, "name": "caf\xe9"}')
+write("json_config", "json_repeated_key_nested", '{"a": [{"b": 1, "c": 2, "b": 3}]}')
+write("json_config", "json_nesting_513", "[" * 513 + "]" * 513)
 
 
 def gpt2_byte_symbols():

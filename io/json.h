@@ -1,6 +1,6 @@
 // Json: a small JSON value (null, bool, number, string, array, object) with a strict
-// RFC 8259 parser and a compact writer. Used for HF config.json, JSONL datasets,
-// safetensors headers and metrics lines.
+// RFC 8259 parser (built on nlohmann-json's SAX parser, json_parse.cpp) and a compact
+// writer. Used for HF config.json, JSONL datasets, safetensors headers and metrics lines.
 //
 // Objects keep their members in insertion order (a vector of pairs, looked up
 // linearly), so files written from a Json read back in the same order. Numbers are
@@ -32,12 +32,14 @@ class Json {
   static Json array(Array items);
   static Json object(Object members);
 
-  // Parses one JSON document: \uXXXX escapes (surrogate pairs included) become
-  // UTF-8, numbers follow the RFC grammar, nesting is limited to 512 levels, and an
-  // object may not repeat a key. Anything but whitespace after the value is an error,
-  // and so are a leading UTF-8 byte-order mark (as in Python's json and serde_json) and a
-  // number beyond a double's range (named with its key); one too small becomes 0.
-  // Throws llmft::Error "invalid JSON at offset N: <what was expected>".
+  // Parses one JSON document of UTF-8 text: \uXXXX escapes (surrogate pairs included)
+  // become UTF-8, numbers follow the RFC grammar, nesting is limited to 512 levels, and an
+  // object may not repeat a key. Anything but whitespace after the value is an error, and
+  // so are bytes that are not UTF-8, a leading UTF-8 byte-order mark (as in Python's json
+  // and serde_json) and a number beyond a double's range (named with its key); one too
+  // small becomes 0, and "-0" becomes 0 (an integer, as in Python's json).
+  // Throws llmft::Error "invalid JSON at offset N: <what was wrong>", N the byte offset of
+  // a token the grammar does not allow there, or of the byte a token broke off at.
   static Json parse(std::string_view text);
 
   // "null", "boolean", "number", "string", "array" or "object".
@@ -75,7 +77,8 @@ class Json {
   // infinities print as null.
   std::string dump() const;
 
-  // `s` as a JSON string literal, quotes included; bytes >= 0x80 pass through.
+  // `s` as a JSON string literal, quotes included; bytes >= 0x80 pass through (parse reads
+  // them back if they are UTF-8).
   static std::string quote(std::string_view s);
 
  private:
