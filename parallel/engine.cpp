@@ -72,7 +72,8 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
   work_ =
       std::make_unique<WorkingCopies>(be_, alloc_, stored_, shards_, transient,
                                       options_.zero_stage == 3 ? options_.data_parallel : nullptr);
-  if (options_.trainable) {
+  // Scalars summed over the data-parallel ranks: the step's, and evaluate's loss sums.
+  if (options_.trainable || options_.data_parallel) {
     scalars_ = alloc_.allocate(2 * sizeof(float), MemoryCategory::other, "step scalars");
   }
   waits_start_ = be_.create_event();
@@ -513,18 +514,30 @@ StepStats Engine::fused_step(const MicroBatch& batch, StepStats stats) {
 }
 
 double Engine::evaluate(const std::vector<MicroBatch>& batches) {
+  // Data-parallel rank r scores micro-batches r, r + dp, ...; every rank then holds each
+  // micro-batch's loss sum (one rank's value plus zeros: exact) and adds them in batch
+  // order, so the loss is the same bits on any number of data-parallel ranks. Every rank
+  // runs as many forwards (one short of batches repeats the last and drops its sum), since
+  // a forward may gather ZeRO-3 shards over the data-parallel group.
+  const size_t dp = static_cast<size_t>(ranks());
+  const size_t dp_rank = options_.data_parallel ? options_.data_parallel->rank() : 0;
   int64_t targets = 0;
-  model_.reset_loss();
-  for (const MicroBatch& mb : batches) {
-    targets += count_targets(mb);
-    model_.begin_micro_batch(mb, 0.0f, false);
-    forward();
-    model_.end_micro_batch();
-  }
+  for (const MicroBatch& mb : batches) targets += count_targets(mb);
   LLMFT_REQUIRE(targets > 0,
                 "the validation windows hold no target tokens (every position is a "
                 "masked prompt); raise --eval-windows or use other --val-data");
-  return model_.loss_sum() / static_cast<double>(targets);
+  std::vector<double> loss_sums(batches.size(), 0.0);
+  for (size_t first = 0; first < batches.size(); first += dp) {
+    const size_t mine = first + dp_rank;
+    model_.reset_loss();
+    model_.begin_micro_batch(batches[std::min(mine, batches.size() - 1)], 0.0f, false);
+    forward();
+    model_.end_micro_batch();
+    if (mine < batches.size()) loss_sums[mine] = model_.loss_sum();
+  }
+  double loss_sum = 0;
+  for (const double batch_sum : loss_sums) loss_sum += sum_over_ranks(batch_sum);
+  return loss_sum / static_cast<double>(targets);
 }
 
 std::vector<float> Engine::logits(const MicroBatch& batch) {

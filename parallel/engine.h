@@ -102,7 +102,9 @@ class Engine {
   // One optimizer step over the micro-batches (gradient accumulation).
   // `step` is 1-based and drives the learning-rate schedule.
   StepStats train_step(const std::vector<MicroBatch>& micro_batches, int step);
-  // Mean loss over the batches' target tokens, without touching gradients.
+  // Mean loss over the batches' target tokens, without touching gradients; the
+  // data-parallel ranks share the batches and the result is the same on any number of them.
+  // Collective over the data-parallel group (same batches on every rank).
   double evaluate(const std::vector<MicroBatch>& batches);
   // (batch, seq, vocab) logits of one batch, on the host.
   std::vector<float> logits(const MicroBatch& batch);

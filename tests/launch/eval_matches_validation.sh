@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # `llmft eval` scores a model as its training run's validation line did: a 2-rank run trains
 # llama-tiny for 3 steps with --val-data, a checkpoint and an export; eval then scores the
-# export (1 rank, 2 data-parallel ranks, --tp 2), the export's weights file (--init-from,
-# the model implied from its directory) and the checkpoint (2 ranks), on the same windows.
-# Tolerances: every data-parallel rank of the training run evaluates all validation windows
-# with the same kernels, whose sums add in a fixed order (docs/ARCHITECTURE.md), so eval on
-# 1 or 2 data-parallel ranks must give the training run's val_loss (--metrics, shortest
-# round-trip digits) exactly. Under --tp 2 the head's and the blocks' sums are split over
+# export (1 rank, 2 and 3 data-parallel ranks, --tp 2), the export's weights file
+# (--init-from, the model implied from its directory) and the checkpoint (2 ranks, and 3
+# under ZeRO-3), on the same windows.
+# Tolerances: the data-parallel ranks share the windows, each micro-batch's loss sum comes
+# from one rank with the same kernels, and the sums add in batch order on every rank
+# (Engine::evaluate), so eval on 1, 2 or 3 data-parallel ranks (3 do not divide the 650
+# micro-batches: a rank repeats the last and drops it; ZeRO-3 gathers weights in every
+# forward) must give the training run's val_loss (--metrics, shortest round-trip digits)
+# exactly. Under --tp 2 the head's and the blocks' sums are split over
 # two ranks and added in another order, so only the validation line's printed digits are
 # asserted: within half a unit of its 4th decimal of the printed loss.
 # usage: eval_matches_validation.sh LLMFT SOURCE_DIR WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
@@ -52,6 +55,8 @@ score export_1rank exact 1 --model "$work/model"
 score export_2ranks exact 2 --model "$work/model"
 score weights_file exact 1 --init-from "$work/model/model.safetensors"
 score checkpoint_2ranks exact 2 --checkpoint "$work/ck"
+score export_3ranks exact 3 --model "$work/model"
+score checkpoint_3ranks_zero3 exact 3 --checkpoint "$work/ck" --zero 3
 score export_tp2 printed 2 --model "$work/model" --tp 2
 
 # The counts: every window of val.tok, 32 input tokens each, some of them targets.
