@@ -2,10 +2,10 @@
 # Two simulated hosts (tests/cluster/multinode_hosts.sh) train as one host does:
 #  - Open MPI starts the ranks on both hosts: `hostname` and MPI_Get_processor_name name
 #    each rank's host, and the ranks sharing memory (llmft's node) are those of one host;
-#  - 2 hosts x 1 rank (dp 2) and 2 hosts x 2 ranks with --tp 2 (dp 2 x tp 2) write the same
-#    losses, bit for bit, as the same ranks on this machine alone (same ranks, same
-#    reduction order: only the transport between the hosts differs), and the run record
-#    lists each rank's host;
+#  - 2 hosts x 1 rank (dp 2), 2 hosts x 2 ranks (dp 4) and the same with --tp 2 (dp 2 x
+#    tp 2) write the same losses, bit for bit, as the same ranks on this machine alone
+#    (same ranks, same reduction order: only the transport between the hosts differs),
+#    and the run record lists each rank's host;
 #  - the tensor-parallel groups stay within a host, also when mpirun deals the ranks out
 #    round-robin (--map-by node): the training log's mesh line names each group's host.
 # usage: multinode_losses.sh LLMFT WHOAMI SOURCE_DIR WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
@@ -75,6 +75,7 @@ compare() {
 }
 
 compare dp2 1 "[\"$h1\",\"$h2\"]" --
+compare dp4 2 "[\"$h1\",\"$h1\",\"$h2\",\"$h2\"]" --
 compare dp2_tp2 2 "[\"$h1\",\"$h1\",\"$h2\",\"$h2\"]" -- --tp 2
 compare dp2_tp2_round_robin 2 "[\"$h1\",\"$h2\",\"$h1\",\"$h2\"]" --map-by node -- --tp 2
 for case in dp2_tp2 dp2_tp2_round_robin; do

@@ -25,6 +25,9 @@ if(NOT LLMFT_SANITIZE)
   # A host lost mid-run ends the job, nonzero, within --comm-timeout.
   multinode_test(node_lost 180 ${llmft} ${PROJECT_SOURCE_DIR} ${multinode_dir}/node_lost
     ${multinode_mpiexec})
+  # The harness removes its namespaces, bridge, hosts files and processes after SIGTERM,
+  # and sweeps them after SIGKILL.
+  multinode_test(cleanup 120 ${PROJECT_SOURCE_DIR} ${multinode_dir}/cleanup ${multinode_mpiexec})
   # --threads 0 per host; the calibration's intra- and inter-node links.
   multinode_test(placement 240 ${llmft} ${PROJECT_SOURCE_DIR} ${multinode_dir}/placement
     ${multinode_mpiexec})
