@@ -189,6 +189,13 @@ std::string data_fingerprint(const std::string& path) {
          io::digest_text(io::digest_text_pairs({{"edges", bytes}}));
 }
 
+ModelConfig checkpoint_model(const CheckpointInfo& info, const std::string& path) {
+  ModelConfig config =
+      io::parse_hf_config(io::Json::parse(info.model_config), path + " (model_config)");
+  config.name = path;
+  return config;
+}
+
 std::string vocabulary_fingerprint(int vocab_size, const std::string& init_from) {
   namespace fs = std::filesystem;
   std::string fingerprint = std::to_string(vocab_size) + " tokens";

@@ -49,6 +49,10 @@ void write_info(io::Hdf5File& file, const CheckpointInfo& info);
 // this build reads.
 CheckpointInfo read_info(const io::Hdf5File& file);
 
+// The model a checkpoint holds (its model_config), named after the checkpoint file `path`.
+// Throws llmft::Error naming `path` when the config is not a valid model.
+ModelConfig checkpoint_model(const CheckpointInfo& info, const std::string& path);
+
 // The vocabulary fingerprint of a model of `vocab_size` tokens whose weights came from
 // `init_from` (a Hugging Face directory or file; empty when none): the tokenizer files
 // beside them (tokenizer.json, vocab.json, merges.txt), hashed, when there are any.

@@ -109,9 +109,7 @@ int run_eval(const Args& args, MpiRuntime& mpi) {
   if (!checkpoint.empty()) {
     source = resolve_resume_path(checkpoint, "", lead, "--checkpoint", o.comm_timeout);
     checkpoint_file.emplace(io::Hdf5File::open(source, MPI_COMM_WORLD, o.comm_timeout));
-    const CheckpointInfo info = read_info(*checkpoint_file);
-    config = io::parse_hf_config(io::Json::parse(info.model_config), source + " (model_config)");
-    config.name = source;
+    config = checkpoint_model(read_info(*checkpoint_file), source);
   } else {
     config = io::resolve_model(o.model);
   }

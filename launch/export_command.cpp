@@ -19,7 +19,6 @@
 #include "io/directory_lock.h"
 #include "io/hdf5_file.h"
 #include "io/hf_checkpoint.h"
-#include "io/hf_config.h"
 #include "io/json.h"
 #include "io/model_directory_files.h"
 #include "io/output_directory.h"
@@ -72,9 +71,7 @@ int run_export(const Args& args, MpiRuntime& mpi) {
 
   io::Hdf5File file = io::Hdf5File::open(path, MPI_COMM_SELF, kFileTimeoutSeconds);
   const CheckpointInfo info = read_info(file);
-  ModelConfig config =
-      io::parse_hf_config(io::Json::parse(info.model_config), path + " (model_config)");
-  config.name = path;
+  const ModelConfig config = checkpoint_model(info, path);
   const std::vector<UnitLayout> units = unit_layouts(config);
   const DType dtype = parse_dtype(export_dtype.empty() ? info.dtype : export_dtype);
   io::ModelDirectoryFiles files = io::model_directory_files(config, tokenizer, chat_template);
