@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "checkpoint/checkpoint_dir.h"
 #include "checkpoint/engine_state.h"
@@ -80,21 +81,23 @@ void prepare_checkpoint_dir(const TrainOptions& o, uint64_t checkpoint_bytes,
 
 }  // namespace
 
-TrainCheckpoints::TrainCheckpoints(const TrainOptions& options, const ModelConfig& config,
-                                   Engine& engine, Backend& backend, RankPlace place,
-                                   MeshShape mesh)
+std::string resume_checkpoint(const TrainOptions& options, bool lead) {
+  if (options.resume.empty()) return "";
+  return resolve_resume_path(options.resume, options.checkpoint_dir, lead, "--resume",
+                             options.comm_timeout);
+}
+
+TrainCheckpoints::TrainCheckpoints(const TrainOptions& options, std::string resume_path,
+                                   const ModelConfig& config, Engine& engine, Backend& backend,
+                                   RankPlace place, MeshShape mesh)
     : options_(options),
       config_(config),
       engine_(engine),
       backend_(backend),
       place_(place),
       mesh_(mesh),
-      data_(data_fingerprint(options.data)) {
-  // The checkpoint to resume is found first: a wrong --resume creates nothing.
-  if (!options.resume.empty()) {
-    resume_path_ = resolve_resume_path(options.resume, options.checkpoint_dir, place.lead,
-                                       "--resume", options.comm_timeout);
-  }
+      data_(data_fingerprint(options.data)),
+      resume_path_(std::move(resume_path)) {
   if (options.checkpoint_dir.empty()) return;
   const uint64_t checkpoint_bytes = checkpoint_file_bytes(engine, place.slice);
   decided_on_lead(

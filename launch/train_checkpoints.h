@@ -22,12 +22,18 @@
 
 namespace llmft {
 
+// The checkpoint --resume continues from: "" without --resume or when --resume finds no
+// checkpoint yet. Collective; found before anything is read or created, so that a wrong
+// --resume fails first and a resumed run need not read --init-from, whose weights the
+// checkpoint replaces.
+std::string resume_checkpoint(const TrainOptions& options, bool lead);
+
 class TrainCheckpoints {
  public:
-  // Finds the checkpoint --resume names, prepares and locks --checkpoint-dir (rank 0) and
-  // starts watching for signals.
-  TrainCheckpoints(const TrainOptions& options, const ModelConfig& config, Engine& engine,
-                   Backend& backend, RankPlace place, MeshShape mesh);
+  // Prepares and locks --checkpoint-dir (rank 0) and starts watching for signals;
+  // `resume_path` is resume_checkpoint()'s.
+  TrainCheckpoints(const TrainOptions& options, std::string resume_path, const ModelConfig& config,
+                   Engine& engine, Backend& backend, RankPlace place, MeshShape mesh);
 
   // Where training starts: the step after the resumed checkpoint's, at the data position
   // it had reached; step 1 at position 0 without --resume, with --resume-weights-only, or

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "comm/mpi_gather_strings.h"
 #include "comm/rank_agreement.h"
@@ -221,16 +222,20 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   Engine engine(*model, *backend, allocator, engine_options);
   // Checkpoints hold the whole model; each rank keeps its tensor-parallel slice.
   const std::vector<UnitLayout> whole_units = unit_layouts(config);
-  if (!o.init_from.empty()) {
+  // A wrong --resume, an unwritable --checkpoint-dir or --save-dir should fail now, not
+  // after training; the checkpoint to resume replaces every weight, so --init-from is
+  // read only when there is none.
+  std::string resume_path = resume_checkpoint(o, lead);
+  if (!o.init_from.empty() && resume_path.empty()) {
     const std::string loaded = load_initial_weights(
         o.init_from, engine, whole_units, model->units(), tp_slice, world.get(), *backend);
     if (lead) std::printf("%s\n", loaded.c_str());
+  } else if (!o.init_from.empty() && lead) {
+    std::printf("llmft: --init-from %s not read: the weights come from %s\n", o.init_from.c_str(),
+                resume_path.c_str());
   }
-
-  // A wrong --resume, an unwritable --checkpoint-dir or --save-dir should fail now, not
-  // after training.
-  TrainCheckpoints checkpoints(o, config, engine, *backend, RankPlace{tp_slice, dp_rank, lead},
-                               shape);
+  TrainCheckpoints checkpoints(o, std::move(resume_path), config, engine, *backend,
+                               RankPlace{tp_slice, dp_rank, lead}, shape);
   RunOutputs outputs;
   open_run_outputs(o, config, lead, outputs);
   const std::vector<std::string> hosts = mpi_gather_strings(MPI_COMM_WORLD, this_host());

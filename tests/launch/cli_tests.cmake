@@ -252,6 +252,12 @@ set_tests_properties(checkpoint_signals PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 add_test(NAME checkpoint_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_faults.sh
   ${llmft} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_faults)
 set_tests_properties(checkpoint_faults PROPERTIES TIMEOUT 300)
+# A resumed run does not read --init-from (the checkpoint replaces its weights): it resumes
+# past a cut --init-from file, with the first run's losses (resume_skips_init_from.sh).
+add_test(NAME resume_skips_init_from COMMAND bash
+  ${CMAKE_CURRENT_SOURCE_DIR}/launch/resume_skips_init_from.sh ${llmft} ${PROJECT_SOURCE_DIR}
+  ${CMAKE_CURRENT_BINARY_DIR}/resume_skips_init_from ${MPIEXEC_EXECUTABLE} ${LLMFT_MPI_FLAGS})
+set_tests_properties(resume_skips_init_from PROPERTIES TIMEOUT 120)
 # A checkpoint write that fails on 2 ranks ends the job promptly, its error printed once
 # where the ranks can agree, and no partial file left (checkpoint_full_disk.sh).
 add_test(NAME checkpoint_full_disk COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch/checkpoint_full_disk.sh
