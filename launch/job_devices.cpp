@@ -3,12 +3,32 @@
 #include <cstdio>
 
 #include "comm/communicator_registry.h"
+#include "comm/mpi_gather_strings.h"
 #include "comm/mpi_node_order.h"
 #include "core/backend_registry.h"
 #include "core/byte_size.h"
 #include "core/error.h"
 
 namespace llmft {
+namespace {
+
+// Rank 0 names each tensor-parallel group `mesh` made, with its ranks' hosts, as read back
+// from every rank's place in the mesh; on stderr, since stdout is the JSON line alone
+// under `llmft eval --json`. Collective over MPI_COMM_WORLD.
+void report_tp_groups(const Mesh& mesh, const NodeOrder& nodes, bool lead) {
+  const int tp = mesh.shape().tp;
+  const std::vector<std::string> places =
+      mpi_gather_strings(MPI_COMM_WORLD, std::to_string(mesh.dp_rank() * tp + mesh.tp_rank()));
+  NodeOrder made = nodes;
+  for (size_t rank = 0; rank < places.size(); ++rank) {
+    made.ranks[std::stoul(places[rank])] = static_cast<int>(rank);
+  }
+  if (!lead) return;
+  std::fprintf(stderr, "llmft: tensor-parallel groups: %s%s\n", made.groups_text(tp).c_str(),
+               nodes.is_rank_order() ? "" : " (the ranks taken node by node)");
+}
+
+}  // namespace
 
 JobDevices start_devices(const TrainOptions& o, MpiRuntime& mpi, DType dtype) {
   JobDevices devices;
@@ -39,19 +59,16 @@ JobMesh split_mesh(const TrainOptions& o, Communicator* world, int world_size,
                         << ": --dp must be " << m.shape.dp << " (ranks / --tp), or 0");
   if (world == nullptr) return m;
   Communicator* mesh_world = world;
+  NodeOrder nodes;  // with tp > 1
   if (m.shape.tp > 1) {
-    const NodeOrder order = mpi_node_order();
-    if (!order.is_rank_order()) {
-      m.node_major_world = world->split(0, order.place);
+    nodes = mpi_node_order();
+    if (!nodes.is_rank_order()) {
+      m.node_major_world = world->split(0, nodes.place);
       mesh_world = m.node_major_world.get();
-    }
-    if (world->rank() == 0 && order.node_count() > 1) {
-      std::printf("llmft: tensor-parallel groups: %s%s\n", order.groups_text(m.shape.tp).c_str(),
-                  order.is_rank_order() ? "" : " (the ranks taken node by node)");
-      std::fflush(stdout);
     }
   }
   m.mesh = std::make_unique<Mesh>(*mesh_world, m.shape);
+  if (nodes.node_count() > 1) report_tp_groups(*m.mesh, nodes, world->rank() == 0);
   if (m.shape.dp > 1) m.data_parallel = &m.mesh->data_parallel();
   if (m.shape.tp > 1) m.tensor_parallel = &m.mesh->tensor_parallel();
   for (Communicator* group : {m.data_parallel, m.tensor_parallel}) {

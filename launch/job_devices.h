@@ -44,8 +44,8 @@ struct JobMesh {
 
 // The ranks as a dp x tp mesh of --tp (tensor-parallel ranks adjacent, taken node by
 // node so that a group stays within a node), checked against --dp, with its groups split
-// from `world` and warmed for `dtype`. Where the job spans nodes and tp > 1, rank 0 prints
-// each tensor-parallel group's ranks and host.
+// from `world` and warmed for `dtype`. Where the job spans nodes and tp > 1, rank 0 names
+// each tensor-parallel group's ranks and host on stderr.
 JobMesh split_mesh(const TrainOptions& o, Communicator* world, int world_size,
                    const ModelConfig& config, DType dtype);
 

@@ -7,7 +7,7 @@
 #    (same ranks, same reduction order: only the transport between the hosts differs),
 #    and the run record lists each rank's host;
 #  - the tensor-parallel groups stay within a host, also when mpirun deals the ranks out
-#    round-robin (--map-by node): the training log's mesh line names each group's host.
+#    round-robin (--map-by node): rank 0's stderr names each group's ranks and host.
 # usage: multinode_losses.sh LLMFT WHOAMI SOURCE_DIR WORK_DIR MPIEXEC [MPIEXEC_FLAGS...]
 set -uo pipefail
 llmft=$1 whoami=$2 source_dir=$3 work=$4
