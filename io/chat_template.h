@@ -39,6 +39,8 @@ class ChatTemplate {
 
   // Where the template came from ("FILE" or "FILE: chat_template"), for messages.
   const std::string& origin() const { return origin_; }
+  // The template's Jinja2 source.
+  const std::string& text() const { return text_; }
   // Where find() looked, for the error that says no template was found.
   static std::string describe_search(const std::string& tokenizer_dir,
                                      const std::string& explicit_file);

@@ -45,9 +45,9 @@ void set_missing_token(Json& tokenizer_config, const char* key, const BpeFiles& 
 }
 
 // tokenizer_config.json as the tokenizer's directory has it (or a minimal one that tells
-// transformers to read tokenizer.json), with the chat template of a file folded in and
-// the bos and eos tokens named.
-Json tokenizer_config_json(const std::string& dir, const std::string& chat_template_file,
+// transformers to read tokenizer.json), with the chat template in use (ChatTemplate::find's)
+// folded in and the bos and eos tokens named.
+Json tokenizer_config_json(const std::string& dir, const std::optional<ChatTemplate>& chat_template,
                            const BpeFiles& bpe, const Tokenizer& tokenizer) {
   const fs::path source = fs::path(dir) / "tokenizer_config.json";
   Json config = Json::object({{"tokenizer_class", Json::string("PreTrainedTokenizerFast")}});
@@ -60,13 +60,7 @@ Json tokenizer_config_json(const std::string& dir, const std::string& chat_templ
     LLMFT_REQUIRE(config.is_object(),
                   "tokenizer config " << source.string() << " must hold a JSON object");
   }
-  const fs::path jinja = fs::path(dir) / "chat_template.jinja";
-  if (!chat_template_file.empty()) {
-    config.set("chat_template",
-               Json::string(read_text_file(chat_template_file, "--chat-template")));
-  } else if (fs::exists(jinja)) {
-    config.set("chat_template", Json::string(read_text_file(jinja.string(), "chat template")));
-  }
+  if (chat_template) config.set("chat_template", Json::string(chat_template->text()));
   set_missing_token(config, "bos_token", bpe, tokenizer.bos_token());
   set_missing_token(config, "eos_token", bpe, tokenizer.eot_token());
   return config;
@@ -151,11 +145,11 @@ ModelDirectoryFiles model_directory_files(const ModelConfig& config, const std::
   if (fs::exists(dir / "special_tokens_map.json")) {
     copy((dir / "special_tokens_map.json").string(), "special_tokens_map.json");
   }
-  out.files.emplace_back(
-      "tokenizer_config.json",
-      tokenizer_config_json(out.tokenizer_dir, chat_template_file, bpe, *tok).dump() + "\n");
   const std::optional<ChatTemplate> chat_template =
       ChatTemplate::find(out.tokenizer_dir, chat_template_file);
+  out.files.emplace_back(
+      "tokenizer_config.json",
+      tokenizer_config_json(out.tokenizer_dir, chat_template, bpe, *tok).dump() + "\n");
   const std::optional<int32_t> end_of_turn =
       chat_template ? end_of_turn_token(*chat_template, bpe.added_tokens) : std::nullopt;
   add_generation_config(
