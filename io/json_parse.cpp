@@ -123,7 +123,11 @@ class JsonBuilder {
     const size_t at = reason.find(last_read);
     if (at == std::string::npos) fail_at(unexpected_token_offset(position, last_token), reason);
     reason.erase(at, last_read.size());
-    fail_at(position - 1, reason);
+    // Inside a string or a number the byte the lexer could not take is the one to fix; a
+    // misspelt literal is wrong as a whole ("not json" at offset 0, as before nlohmann).
+    const size_t stop = position - 1;
+    fail_at(reason.find("invalid literal") != std::string::npos ? literal_start(stop) : stop,
+            reason);
   }
 
  private:
@@ -156,6 +160,20 @@ class JsonBuilder {
       }
     }
     return position - 1;  // one of [ ] { } : ,
+  }
+
+  // Where the literal the lexer gave up on at `stop` began: the lexer reads true, false and
+  // null letter by letter and keeps no start. At most one proper prefix of a literal can
+  // end just before `stop` (no letter of one starts another); none: `stop` began it.
+  size_t literal_start(size_t stop) const {
+    for (std::string_view literal : {"true", "false", "null"}) {
+      for (size_t length = 1; length < literal.size() && length <= stop; ++length) {
+        if (text_.substr(stop - length, length) == literal.substr(0, length)) {
+          return stop - length;
+        }
+      }
+    }
+    return stop;
   }
 
   bool add(Json value) {

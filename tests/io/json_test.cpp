@@ -122,7 +122,11 @@ TEST_CASE("Json::parse reports the byte offset and what was wrong") {
   CHECK(parse_error("\"a\nb\"") ==
         "invalid JSON at offset 2: syntax error while parsing value - invalid string: control "
         "character U+000A (LF) must be escaped to \\u000A or \\n");
-  CHECK(parse_error("tru").find("offset 3: syntax error while parsing value - invalid literal") !=
+  // ... except a misspelt literal, wrong as a whole: the offset is its first byte.
+  CHECK(parse_error("not json") ==
+        "invalid JSON at offset 0: syntax error while parsing value - invalid literal");
+  CHECK(parse_error("[true, fals]").find("offset 7: ") != std::string::npos);
+  CHECK(parse_error("tru").find("offset 0: syntax error while parsing value - invalid literal") !=
         std::string::npos);
   CHECK(parse_error("1.").find("offset 2: syntax error while parsing value - invalid number; "
                                "expected digit after '.'") != std::string::npos);
@@ -164,7 +168,7 @@ TEST_CASE("Json::parse refuses what RFC 8259 does not allow, at the offending by
   }
   CHECK(parse_error(R"({"loss": NaN})").find("offset 9: ") != std::string::npos);
   CHECK(parse_error("True").find("offset 0: ") != std::string::npos);
-  CHECK(parse_error("nul").find("offset 3: ") != std::string::npos);
+  CHECK(parse_error("nul").find("offset 0: ") != std::string::npos);
   // Trailing commas, comments, single quotes and bare keys.
   CHECK(parse_error("[1,]").find("offset 3: ") != std::string::npos);
   CHECK(parse_error("{\"a\": [1, {\"b\": 2,}]}").find("offset 18: ") != std::string::npos);
