@@ -137,7 +137,8 @@ CudaMemory& CudaBackend::slab() {
                     << " after the runtime's " << format_bytes(fixed_overhead_ + kRuntimeReserve)
                     << " and the communicators' " << format_bytes(communicator_overhead_)
                     << "; lower --device-memory");
-  memory_ = std::make_unique<CudaMemory>(requested_bytes_ > 0 ? requested_bytes_ : available);
+  memory_ = std::make_unique<CudaMemory>(requested_bytes_ > 0 ? requested_bytes_ : available,
+                                         CudaMemory::placement_from_environment());
   return *memory_;
 }
 
@@ -154,7 +155,7 @@ size_t CudaBackend::memory_outside_allocator() {
   size_t free = 0, total = 0;
   LLMFT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   const size_t in_use = (total - free) / static_cast<size_t>(ranks_sharing_);
-  const size_t slab_bytes = memory_ ? memory_->reserved() : 0;
+  const size_t slab_bytes = memory_ ? memory_->device_bytes() : 0;
   return in_use > slab_bytes ? in_use - slab_bytes : 0;
 }
 

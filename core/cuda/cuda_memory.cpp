@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "core/byte_size.h"
 #include "core/cuda/cuda_check.h"
@@ -10,6 +12,10 @@
 
 namespace llmft {
 namespace {
+
+// Where the per-tensor budget's bookkeeping range starts: any page-aligned non-zero address
+// (RangeAllocator reads 0 as "no room").
+constexpr uintptr_t kPageBytes = 4096;
 
 void* reserve(size_t bytes) {
   void* ptr = nullptr;
@@ -23,17 +29,37 @@ void* reserve(size_t bytes) {
 
 }  // namespace
 
-CudaMemory::CudaMemory(size_t bytes)
-    : base_(reserve(rounded_allocation(bytes))),
-      ranges_(reinterpret_cast<uintptr_t>(base_), rounded_allocation(bytes)) {}
+CudaMemory::Placement CudaMemory::placement_from_environment() {
+  const char* value = std::getenv("LLMFT_CUDA_ALLOCATIONS");
+  const std::string text = value != nullptr ? value : "";
+  if (text.empty() || text == "slab") return Placement::slab;
+  LLMFT_REQUIRE(text == "per-tensor",
+                "LLMFT_CUDA_ALLOCATIONS=" << text << ": use slab (the default) or per-tensor");
+  return Placement::per_tensor;
+}
+
+CudaMemory::CudaMemory(size_t bytes, Placement placement)
+    : placement_(placement),
+      base_(placement == Placement::slab ? reserve(rounded_allocation(bytes)) : nullptr),
+      // Per tensor the ranges only keep the budget's size: any non-zero start will do.
+      ranges_(placement == Placement::slab ? reinterpret_cast<uintptr_t>(base_) : kPageBytes,
+              rounded_allocation(bytes)) {}
 
 CudaMemory::~CudaMemory() {
   // A destructor cannot throw; freeing fails only when the context is already gone.
-  cudaFree(base_);
+  if (base_ != nullptr) cudaFree(base_);
 }
 
 void* CudaMemory::allocate(size_t bytes) {
   const size_t rounded = rounded_allocation(bytes);
+  if (placement_ == Placement::per_tensor) {
+    LLMFT_REQUIRE(in_use_ + rounded <= ranges_.size(),
+                  "cuda: " << format_bytes(rounded) << " more would pass the "
+                           << format_bytes(ranges_.size()) << " budget; raise --device-memory");
+    void* ptr = reserve(rounded);
+    in_use_ += rounded;
+    return ptr;
+  }
   const uintptr_t start = ranges_.allocate(rounded);
   LLMFT_REQUIRE(start != 0, "cuda: no free range of "
                                 << format_bytes(rounded) << " in the reserved "
@@ -45,6 +71,11 @@ void* CudaMemory::allocate(size_t bytes) {
 }
 
 void CudaMemory::release(void* ptr, size_t bytes) {
+  if (placement_ == Placement::per_tensor) {
+    cudaFree(ptr);  // fails only when the context is already gone
+    in_use_ -= rounded_allocation(bytes);
+    return;
+  }
   ranges_.release(reinterpret_cast<uintptr_t>(ptr), rounded_allocation(bytes));
 }
 
