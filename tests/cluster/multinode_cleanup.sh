@@ -59,7 +59,7 @@ left_behind() {
     running "$pid" && echo "process $pid ($(cat "/proc/$pid/comm" 2> /dev/null))"
   done
   ip netns list | awk '{print $1}' | grep "^lmn${id}h"
-  ip -o link show | grep -o "lmn${id}[a-z0-9]*"
+  ip -o link show | grep -oE "lmn${id}(br|v[0-9]+)\b"
   ls -d /etc/netns/lmn"${id}"h* 2> /dev/null
 }
 
