@@ -39,7 +39,8 @@ class Json {
   // and serde_json) and a number beyond a double's range (named with its key); one too
   // small becomes 0, and "-0" becomes 0 (an integer, as in Python's json).
   // Throws llmft::Error "invalid JSON at offset N: <what was wrong>", N the byte offset of
-  // a token the grammar does not allow there, or of the byte a token broke off at.
+  // the token the grammar does not allow there (a misspelt literal included), or of the byte
+  // where a string or number breaks off.
   static Json parse(std::string_view text);
 
   // "null", "boolean", "number", "string", "array" or "object".
