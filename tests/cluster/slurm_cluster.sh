@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The batch scripts of examples/slurm/ on a real SLURM: a one-node cluster of this host
-# (tests/cluster/slurm_daemons.sh: munged, slurmctld and slurmd started by this test,
+# The batch scripts of examples/slurm/ on a real SLURM: a two-node cluster of this host
+# (tests/cluster/slurm_daemons.sh: munged, slurmctld and two slurmd started by this test,
 # configuration generated for this host), each script submitted with sbatch in its CPU
 # form (the resources on sbatch's command line, DEVICE=cpu, llama-tiny with random
 # weights, a few steps) from a directory outside the repository, so that the scripts find
@@ -8,8 +8,10 @@
 # outputs (step lines in the metrics, the model directory, the ablation's table):
 #  - single_node_srun (srun --mpi=pmix) and single_node_mpirun (mpirun inside the
 #    allocation) train the same losses, bit for bit;
-#  - multi_node_srun and multi_node_mpirun run with -N1 (this slurmd, built without
-#    --enable-multiple-slurmd, is one node per host), same losses again;
+#  - multi_node_mpirun runs on both nodes (-N2, a rank on each: mpirun starts its daemon
+#    on the second node through srun), multi_node_srun on one (-N1: two steps of one job
+#    on one host collide in SLURM's PMIx plugin, which names its directory by job and
+#    step only), same losses again;
 #  - ablation: one layout, so exit 0 (the timing verdict cannot fail);
 #  - requeue through a time limit: --time=1 --signal=USR1@52 (SLURM checks time limits
 #    every 30 s, so the signal lands 8-38 s in; a probe of 20 steps sizes the run to
@@ -74,7 +76,8 @@ check_job() {
   local job=$1 name=$2 state code
   state=$(finish "$job" "$3")
   code=$(field "$job" ExitCode)
-  echo "$name (job $job): $state, exit code $code, restarts $(field "$job" Restarts)"
+  echo "$name (job $job on $(field "$job" NodeList)): $state, exit code $code," \
+    "restarts $(field "$job" Restarts)"
   if [[ $state != COMPLETED || $code != 0:0 ]]; then
     fail "$name ended $state with exit code $code; its output:"
     cat "$work/submit/"*"-$job.out" || true
@@ -90,9 +93,11 @@ step_losses() {
 
 # --- The four training scripts: COMPLETED, their steps and model written, equal losses.
 declare -A jobs
-for script in single_node_srun single_node_mpirun multi_node_srun multi_node_mpirun; do
+for script in single_node_srun single_node_mpirun multi_node_srun; do
   jobs[$script]=$(submit "${cpu[@]}" "$scripts/$script.sbatch" "${pinned[@]}")
 done
+jobs[multi_node_mpirun]=$(submit "${cpu[@]}" --nodes=2 --ntasks-per-node=1 \
+  "$scripts/multi_node_mpirun.sbatch" "${pinned[@]}")
 for script in single_node_srun single_node_mpirun multi_node_srun multi_node_mpirun; do
   job=${jobs[$script]}
   check_job "$job" "$script" 180 || continue

@@ -1,10 +1,10 @@
 # shellcheck shell=bash
-# Sourced by the SLURM cluster test: a one-node SLURM cluster of this host, run by the
+# Sourced by the SLURM cluster test: a two-node SLURM cluster on this host, run by the
 # current user from one directory: munged with its own key and socket, slurmctld and
-# slurmd on free ports, with no systemd, cgroups or accounting daemon
+# one slurmd per node (node1, node2), all on free ports, with no systemd, cgroups or accounting daemon
 # (proctrack/linuxproc, task/none, select/cons_tres, accounting_storage/none).
 #   slurm_start DIR   writes DIR/slurm.conf for this host, starts the daemons and waits
-#                     (bounded) for the node to be idle; exports SLURM_CONF so that sbatch,
+#                     (bounded) for the nodes to be idle; exports SLURM_CONF so that sbatch,
 #                     squeue and scontrol use this cluster. Returns 77, saying why, when a
 #                     daemon cannot start here; 1 on any other failure.
 #   slurm_stop        cancels every job, stops the daemons (SIGTERM, a bounded wait, then
@@ -15,8 +15,11 @@
 slurm_dir=""
 slurm_pids=()
 slurm_cred_expire=10
-# The node's CPUs: all of this host's.
+# The nodes: slurm_nodes slurmd daemons on this host (Debian's slurmd runs several, one per
+# node name, each on its own port), each with all of this host's CPUs.
+slurm_nodes=2
 slurm_cpus=$(nproc)
+slurm_node_names=()
 
 # A TCP port nobody listens on now.
 slurm_free_port() {
@@ -38,11 +41,11 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$slurm_dir/munge/socket,cred_expire=$slurm_cred_expire
 StateSaveLocation=$slurm_dir/state
-SlurmdSpoolDir=$slurm_dir/spool
+SlurmdSpoolDir=$slurm_dir/spool/%n
 SlurmctldPidFile=$slurm_dir/slurmctld.pid
-SlurmdPidFile=$slurm_dir/slurmd.pid
+SlurmdPidFile=$slurm_dir/slurmd-%n.pid
 SlurmctldLogFile=$slurm_dir/slurmctld.log
-SlurmdLogFile=$slurm_dir/slurmd.log
+SlurmdLogFile=$slurm_dir/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -57,9 +60,15 @@ ReturnToService=2
 KillWait=30
 MinJobAge=600
 InactiveLimit=0
-NodeName=$host NodeHostname=$host CPUs=$slurm_cpus RealMemory=$memory_mib State=UNKNOWN
-PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
+  local node
+  for node in "${slurm_node_names[@]}"; do
+    echo "NodeName=$node NodeHostname=$host Port=$(slurm_free_port) CPUs=$slurm_cpus" \
+      "RealMemory=$memory_mib State=UNKNOWN" >> "$slurm_dir/slurm.conf"
+  done
+  local nodes="${slurm_node_names[*]}"
+  echo "PartitionName=test Nodes=${nodes// /,} Default=YES MaxTime=INFINITE State=UP" \
+    >> "$slurm_dir/slurm.conf"
 }
 
 # slurm_wait_for SECONDS COMMAND...: runs COMMAND once a second until it succeeds; fails
@@ -75,7 +84,7 @@ slurm_wait_for() {
   return 1
 }
 
-slurm_node_idle() { sinfo -h -N -o '%T' | grep -qx idle; }
+slurm_nodes_idle() { [[ $(sinfo -h -N -o '%T' | grep -cx idle) -eq $slurm_nodes ]]; }
 slurm_no_jobs() { [[ -z $(squeue -h -o '%i' 2> /dev/null) ]]; }
 
 # slurm_skip WHY LOG: reports the test skipped (77) with the log's last lines.
@@ -97,6 +106,9 @@ slurm_start() {
   local host user
   host=$(hostname -s)
   user=$(id -un)
+  local i node
+  slurm_node_names=()
+  for ((i = 1; i <= slurm_nodes; ++i)); do slurm_node_names+=("node$i"); done
   slurm_write_conf "$host" "$user"
   export SLURM_CONF=$slurm_dir/slurm.conf
 
@@ -113,15 +125,19 @@ slurm_start() {
   slurm_wait_for 20 test -s "$slurm_dir/slurmctld.pid" ||
     { slurm_skip "slurmctld wrote no pid file in 20 s" "$slurm_dir/slurmctld.log"; return; }
   slurm_pids+=("$(cat "$slurm_dir/slurmctld.pid")")
-  slurmd -f "$SLURM_CONF" ||
-    { slurm_skip "slurmd cannot start here" "$slurm_dir/slurmd.log"; return; }
-  slurm_wait_for 20 test -s "$slurm_dir/slurmd.pid" ||
-    { slurm_skip "slurmd wrote no pid file in 20 s" "$slurm_dir/slurmd.log"; return; }
-  slurm_pids+=("$(cat "$slurm_dir/slurmd.pid")")
-  slurm_wait_for 60 slurm_node_idle ||
-    { slurm_skip "the node $host is not idle after 60 s: $(sinfo -h -N -o '%T %E')" \
-        "$slurm_dir/slurmd.log"; return; }
-  echo "slurm: node $host idle ($slurm_cpus CPUs), configuration $SLURM_CONF"
+  for node in "${slurm_node_names[@]}"; do
+    mkdir -p "$slurm_dir/spool/$node"
+    slurmd -N "$node" -f "$SLURM_CONF" ||
+      { slurm_skip "slurmd for $node cannot start here" "$slurm_dir/slurmd-$node.log"; return; }
+    slurm_wait_for 20 test -s "$slurm_dir/slurmd-$node.pid" ||
+      { slurm_skip "slurmd wrote no pid file in 20 s" "$slurm_dir/slurmd-$node.log"; return; }
+    slurm_pids+=("$(cat "$slurm_dir/slurmd-$node.pid")")
+  done
+  slurm_wait_for 60 slurm_nodes_idle ||
+    { slurm_skip "the nodes are not idle after 60 s: $(sinfo -h -N -o '%N %T %E' | paste -sd' ')" \
+        "$slurm_dir/slurmctld.log"; return; }
+  echo "slurm: nodes ${slurm_node_names[*]} on $host idle ($slurm_cpus CPUs each)," \
+    "configuration $SLURM_CONF"
 }
 
 slurm_stop() {
