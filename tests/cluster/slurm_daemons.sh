@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # Sourced by the SLURM cluster test: a two-node SLURM cluster on this host, run by the
-# current user from one directory: munged with its own key and socket, slurmctld and
-# one slurmd per node (node1, node2), all on free ports, with no systemd, cgroups or accounting daemon
-# (proctrack/linuxproc, task/none, select/cons_tres, accounting_storage/none).
+# current user from one directory: munged with its own key and socket, slurmctld and one
+# slurmd per node (node1, node2), all on free ports, with no systemd, cgroups or
+# accounting daemon (proctrack/linuxproc, task/none, select/cons_tres,
+# accounting_storage/none).
 #   slurm_start DIR   writes DIR/slurm.conf for this host, starts the daemons and waits
 #                     (bounded) for the nodes to be idle; exports SLURM_CONF so that sbatch,
 #                     squeue and scontrol use this cluster. Returns 77, saying why, when a
