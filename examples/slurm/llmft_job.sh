@@ -46,8 +46,9 @@ export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-
 # order (ranks numbered node by node, so tensor-parallel groups stay inside a node).
 # shellcheck disable=SC2034  # used by the scripts that source this file
 srun_step=(srun "--mpi=${SRUN_MPI:-pmix}" --cpu-bind=none --distribution=block:block)
-mpirun_step=(mpirun -np "$SLURM_NTASKS" --map-by "ppr:${SLURM_NTASKS_PER_NODE:-1}:node"
-             --bind-to none -x OMP_NUM_THREADS)
+mpirun_step=(mpirun -np "$SLURM_NTASKS" --bind-to none -x OMP_NUM_THREADS)
+# Without --ntasks-per-node, mpirun fills the allocation's slots node by node itself.
+[[ -z ${SLURM_NTASKS_PER_NODE:-} ]] || mpirun_step+=(--map-by "ppr:$SLURM_NTASKS_PER_NODE:node")
 # Open MPI refuses root (a container's user) unless told; srun needs nothing.
 [[ $(id -u) -ne 0 ]] || mpirun_step+=(--allow-run-as-root)
 
