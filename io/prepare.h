@@ -47,7 +47,6 @@ struct ChatTemplateSearch {
 // ChatTemplate and encode_conversation.
 // Reports its progress (io/progress.h) reading, then encoding, in bytes of text.
 PrepareStats prepare_token_file(const std::string& input, const std::string& output,
-                                const Tokenizer& tok,
-                                const ChatTemplateSearch& templates = {});
+                                const Tokenizer& tok, const ChatTemplateSearch& templates = {});
 
 }  // namespace llmft::io

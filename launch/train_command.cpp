@@ -250,8 +250,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   if (lead)
     report.emplace(o, config, predicted, loader.layout(), shape, backend->describe(),
                    backend->fixed_overhead(), backend->communicator_overhead(),
-                   device_peak(o, mpi.size(), !values["gpu"].defaulted(),
-                               backend->device_model()));
+                   device_peak(o, mpi.size(), !values["gpu"].defaulted(), backend->device_model()));
   io::MetricsWriter& metrics = outputs.metrics;
   if (!val_batches.empty()) {
     const double loss = engine.evaluate(io::micro_batch_views(val_batches));
