@@ -186,6 +186,21 @@ void validate(const ModelConfig& c) {
                       << ModelLimits::parameters << " (ModelLimits); check its sizes");
 }
 
+std::string parameter_count_text(double parameters) {
+  std::ostringstream os;
+  os.precision(3);
+  if (parameters >= 1e9) {
+    os << parameters / 1e9 << "B";
+  } else if (parameters >= 1e6) {
+    os << parameters / 1e6 << "M";
+  } else if (parameters >= 1e3) {
+    os << parameters / 1e3 << "K";
+  } else {
+    os << parameters;
+  }
+  return os.str();
+}
+
 int64_t parameter_count(const ModelConfig& c) {
   const int64_t C = c.hidden, V = c.vocab_size, I = c.intermediate, L = c.n_layer;
   const int64_t kv = static_cast<int64_t>(c.n_kv_head) * c.head_dim();

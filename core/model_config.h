@@ -79,4 +79,7 @@ std::vector<std::string> preset_names();
 // Exact parameter count of the full (unsharded) model.
 int64_t parameter_count(const ModelConfig& config);
 
+// A parameter count as people write it, to 3 significant digits: "124M", "1.1B", "859K".
+std::string parameter_count_text(double parameters);
+
 }  // namespace llmft

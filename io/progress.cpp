@@ -6,9 +6,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 
 #include "core/byte_size.h"
+#include "core/duration_text.h"
+#include "core/model_config.h"
 
 namespace llmft::io {
 namespace {
@@ -28,38 +29,15 @@ double steady_seconds() {
 }
 
 std::string format_count(double value, const ProgressCount& count) {
-  std::ostringstream out;
-  out.setf(std::ios::fixed);
-  out.precision(2);
   switch (count.kind) {
     case ProgressCount::Kind::bytes:
       return format_bytes(value);
     case ProgressCount::Kind::parameters:
-      if (value >= 1e9) {
-        out << value / 1e9 << " B";
-      } else if (value >= 1e6) {
-        out << value / 1e6 << " M";
-      } else if (value >= 1e3) {
-        out << value / 1e3 << " K";
-      } else {
-        out.precision(0);
-        out << value;
-      }
-      return out.str();
+      return parameter_count_text(value);
     case ProgressCount::Kind::items:
-      out.precision(0);
-      out << value;
-      return out.str();
+      return std::to_string(std::llround(value));
   }
   return {};
-}
-
-// Whole seconds below ten minutes, then minutes, then hours and minutes.
-std::string format_duration(double seconds) {
-  const long s = std::lround(std::max(seconds, 0.0));
-  if (s < 600) return std::to_string(s) + " s";
-  if (s < 3600) return std::to_string(s / 60) + " min";
-  return std::to_string(s / 3600) + " h " + std::to_string(s % 3600 / 60) + " min";
 }
 
 int percent_of(uint64_t done, uint64_t total) {
@@ -141,7 +119,7 @@ void Progress::print_done_line() {
   if (!printed_periodic_) return;
   printed_periodic_ = false;
   sink_(operation_ + ": done, " + counted(done_) + " in " +
-        format_duration(clock_() - phase_started_s_) + "\n");
+        duration_text(clock_() - phase_started_s_) + "\n");
 }
 
 std::string Progress::counted(uint64_t value) const {
@@ -153,12 +131,12 @@ std::string Progress::status_text(double now) const {
   const int percent = percent_of(done_, total_);
   std::string text = operation_ + ": " + std::to_string(percent) + "% (" +
                      format_count(static_cast<double>(done_), count_) + " of " + counted(total_) +
-                     "), " + format_duration(now - phase_started_s_);
+                     "), " + duration_text(now - phase_started_s_);
   // The rest of the phase at its rate so far, once there is a rate to speak of.
   const double phase_elapsed = now - phase_started_s_;
   if (done_ > 0 && done_ < total_ && phase_elapsed >= 1) {
     const double left = phase_elapsed * static_cast<double>(total_ - done_) / done_;
-    text += ", about " + format_duration(left) + " left";
+    text += ", about " + duration_text(left) + " left";
   }
   return text;
 }

@@ -7,7 +7,7 @@
 //    the interval and then at most once per interval, and a last "done" line when any
 //    was printed (one per phase), so short operations leave nothing; no control characters;
 //  - off: with --quiet, and on every rank but 0.
-// Lines read "loading weights: 45% (0.50 of 1.10 B parameters), 12 s, about 15 s left".
+// Lines read "loading weights: 45% (495M of 1.1B parameters), 12s, about 15s left".
 #pragma once
 
 #include <cstdint>
@@ -32,7 +32,7 @@ ProgressSettings progress_settings_for(bool quiet, bool prints, double interval_
 void set_progress_settings(const ProgressSettings& settings);
 const ProgressSettings& progress_settings();
 
-// What is counted: bytes ("1.50 GiB"), parameters ("1.10 B") or items of a noun ("3 of
+// What is counted: bytes ("1.50 GiB"), parameters ("1.1B") or items of a noun ("3 of
 // 4 stages").
 struct ProgressCount {
   enum class Kind { bytes, parameters, items };

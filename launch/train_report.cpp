@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/byte_size.h"
+#include "core/duration_text.h"
 
 namespace llmft {
 
@@ -30,20 +31,6 @@ io::Json counters_json(const CommCounters& counters) {
     json.set(collective_name(static_cast<Collective>(k)), entry);
   }
   return json;
-}
-
-// "42s", "3m05s", "2h07m" (a step line's elapsed time and ETA).
-std::string duration_text(double seconds) {
-  const long long s = std::llround(seconds);
-  char text[32];
-  if (s < 60) {
-    std::snprintf(text, sizeof(text), "%llds", s);
-  } else if (s < 3600) {
-    std::snprintf(text, sizeof(text), "%lldm%02llds", s / 60, s % 60);
-  } else {
-    std::snprintf(text, sizeof(text), "%lldh%02lldm", s / 3600, s % 3600 / 60);
-  }
-  return text;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

@@ -23,16 +23,9 @@ RunShape run_shape(const Workload& w, const Layout& l, int dp_rank, int tp_rank)
 }
 
 std::string describe_workload(const Workload& w) {
-  const double params = static_cast<double>(parameter_count(w.model));
   std::ostringstream os;
-  os.precision(3);
-  os << w.model.name << " (";
-  if (params >= 1e9) {
-    os << params / 1e9 << "B";
-  } else {
-    os << params / 1e6 << "M";
-  }
-  os << " parameters), " << optimizer_kind_name(w.optimizer.kind) << ", " << dtype_name(w.dtype)
+  os << w.model.name << " (" << parameter_count_text(static_cast<double>(parameter_count(w.model)))
+     << " parameters), " << optimizer_kind_name(w.optimizer.kind) << ", " << dtype_name(w.dtype)
      << ", seq-len " << w.seq_len << ", global batch " << w.global_batch;
   return os.str();
 }

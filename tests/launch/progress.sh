@@ -31,7 +31,7 @@ lines = [l for l in text.splitlines() if l.startswith(operation)]
 percents = [int(m.group(1)) for l in lines for m in [re.match(re.escape(operation) + r".*?: (\d+)% \(", l)] if m]
 assert percents, "no progress line starts with " + repr(operation)
 assert percents == sorted(percents) and percents[-1] == 100, percents
-assert any(re.match(re.escape(operation) + r".*: done, .* in \d+ s$", l) for l in lines), "no done line"
+assert any(re.match(re.escape(operation) + r".*: done, .* in [0-9hms]+$", l) for l in lines), "no done line"
 PY
 }
 
