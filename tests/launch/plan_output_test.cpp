@@ -148,6 +148,8 @@ TEST_CASE("plan: the predicted MFU of the chosen layout, by hand, in the JSON an
   const ModelConfig& m = r.workload.model;
   const double flops = training_flops_per_token(m, 256) * 8 * 256;
   const double expected = flops / (chosen.time.total_s * 2 * 125e12);  // v100: 125 TFLOP/s
+  // 1e-12: the same products and quotients of doubles taken in another order (a few ulps),
+  // and the JSON's shortest round-trip text; nothing here depends on the CPU.
   CHECK(predicted_mfu(r, chosen) == doctest::Approx(expected).epsilon(1e-12));
   const Json json = Json::parse(plan_json(r, result).dump());
   CHECK(json.at("chosen").at("predicted_mfu").as_number() ==
