@@ -2,8 +2,11 @@
 // of 32 keys in shared memory, an online softmax per query row, and only each row's
 // log-sum-exp kept (f32, shape (B, H, T)); backward recomputes the probabilities from it.
 // Grouped-query attention: query head h reads kv head h / (H / KVH). Four threads share a
-// query (or key) row, each holding every fourth of its head's columns in registers, so the
-// head size is at most kMaxHeadDim. A query sees the keys from its sample's start to its own
+// query (or key) row, each holding every fourth of its head's columns in registers (loops
+// over them fully unrolled, so the accumulators stay registers), so the head size is at
+// most kMaxHeadDim. Tiles whose rows a warp reads at one column from 8 or 32 rows at once
+// (forward's queries, backward's keys and values) are padded to a pitch of D + 1, so the
+// rows fall on different banks. A query sees the keys from its sample's start to its own
 // row (SampleStarts); tiles outside what a query tile sees are skipped.
 //
 // Backward runs two kernels and no atomics: one per key tile accumulates dK and dV over
@@ -42,14 +45,14 @@ __device__ void load_tile(float* tile, int pitch, const T* src, int count, int64
   }
 }
 
-// The K tile (pitch D + 1, against bank conflicts) and the V tile of kv head g's keys
+// The K and V tiles (pitch D + 1, against bank conflicts) of kv head g's keys
 // j0 .. j0 + keys - 1.
 template <typename T>
 __device__ void load_keys_values(float* Ks, float* Vs, const T* qkv, int keys,
                                  const AttentionLayout& L, int64_t b, int64_t j0, int64_t g) {
   load_tile(Ks, static_cast<int>(L.D + 1), qkv, keys, L.D,
             [&](int row) { return L.k(b, j0 + row, g); });
-  load_tile(Vs, static_cast<int>(L.D), qkv, keys, L.D,
+  load_tile(Vs, static_cast<int>(L.D + 1), qkv, keys, L.D,
             [&](int row) { return L.v(b, j0 + row, g); });
 }
 
@@ -64,7 +67,7 @@ __device__ __forceinline__ float row_sum(float x) {
 }
 
 size_t forward_shared_bytes(int64_t D) {
-  return sizeof(float) * (kTile * D + kTile * (D + 1) + kTile * D + kTile * (kTile + 1));
+  return sizeof(float) * (3 * kTile * (D + 1) + kTile * (kTile + 1));
 }
 
 template <typename T>
@@ -73,20 +76,22 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
   const int64_t first_query = starts.first_query;
   extern __shared__ float shared[];
   const int64_t D = L.D;
-  float* Qs = shared;                // (kTile, D), pre-scaled
-  float* Ks = Qs + kTile * D;        // (kTile, D + 1)
-  float* Vs = Ks + kTile * (D + 1);  // (kTile, D)
-  float* Ps = Vs + kTile * D;        // (kTile, kTile + 1)
+  const int64_t pitch = D + 1;
+  float* Qs = shared;              // (kTile, pitch), pre-scaled
+  float* Ks = Qs + kTile * pitch;  // (kTile, pitch)
+  float* Vs = Ks + kTile * pitch;  // (kTile, pitch)
+  float* Ps = Vs + kTile * pitch;  // (kTile, kTile + 1)
   const int64_t b = blockIdx.z, h = blockIdx.y, i0 = blockIdx.x * static_cast<int64_t>(kTile);
   const int64_t g = h / (L.H / L.KVH);
   const int r = threadIdx.x / kParts, part = threadIdx.x % kParts;
   const int queries = tile_rows<kTile>(T_len - i0);
   const int64_t query = first_query + i0 + r;  // this row's position among the keys
   const int64_t first_key = r < queries ? starts.first_key(b, i0 + r) : query;
-  load_tile(Qs, static_cast<int>(D), qkv, queries, D,
+  load_tile(Qs, static_cast<int>(pitch), qkv, queries, D,
             [&](int row) { return L.q(b, first_query + i0 + row, h); });
   __syncthreads();
-  for (int idx = threadIdx.x; idx < kTile * D; idx += blockDim.x) Qs[idx] *= scale;
+  for (int idx = threadIdx.x; idx < kTile * D; idx += blockDim.x)
+    Qs[idx / D * pitch + idx % D] *= scale;
 
   float acc[kColumns] = {};
   float m = -INFINITY, l = 0.0f;
@@ -101,7 +106,7 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
     for (int n = 0; n < kScoresPerThread; ++n) {
       const int jj = part * kScoresPerThread + n;
       float dot = 0.0f;
-      for (int64_t c = 0; c < D; ++c) dot += Qs[r * D + c] * Ks[jj * (D + 1) + c];
+      for (int64_t c = 0; c < D; ++c) dot += Qs[r * pitch + c] * Ks[jj * pitch + c];
       const int64_t key = j0 + jj;
       s[n] = (jj < keys && key >= first_key && key <= query && r < queries) ? dot : -INFINITY;
       tile_max = fmaxf(tile_max, s[n]);
@@ -117,21 +122,22 @@ __global__ void forward_kernel(T* out, float* lse, const T* qkv, int64_t T_len, 
     l = l * correction + row_sum(tile_sum);
     m = m_new;
     __syncwarp();  // the row's probabilities come from the 4 lanes that hold it
+#pragma unroll
     for (int k = 0; k < kColumns; ++k) {
       const int64_t c = part + kParts * k;
-      if (c >= D) break;
+      if (c >= D) continue;
       float sum = acc[k] * correction;
-      for (int jj = 0; jj < keys; ++jj) sum += Ps[r * (kTile + 1) + jj] * Vs[jj * D + c];
+      for (int jj = 0; jj < keys; ++jj) sum += Ps[r * (kTile + 1) + jj] * Vs[jj * pitch + c];
       acc[k] = sum;
     }
   }
   if (r >= queries) return;
   const int64_t t = i0 + r;
   T* o = out + (b * T_len + t) * L.H * D + h * D;
+#pragma unroll
   for (int k = 0; k < kColumns; ++k) {
     const int64_t c = part + kParts * k;
-    if (c >= D) break;
-    o[c] = store<T>(acc[k] / l);
+    if (c < D) o[c] = store<T>(acc[k] / l);
   }
   if (part == 0) lse[(b * L.H + h) * T_len + t] = m + logf(l);
 }
@@ -153,7 +159,7 @@ __device__ void probabilities(const BackwardTiles& s, int64_t D, const SampleSta
       float qk = 0.0f, dov = 0.0f;
       for (int64_t c = 0; c < D; ++c) {
         qk += s.Qs[qr * D + c] * s.Ks[kr * (D + 1) + c];
-        dov += s.dOs[qr * D + c] * s.Vs[kr * D + c];
+        dov += s.dOs[qr * D + c] * s.Vs[kr * (D + 1) + c];
       }
       p = __expf(scale * qk - s.lse[qr]);
       ds = p * (dov - s.delta[qr]) * scale;
@@ -189,7 +195,7 @@ __device__ void load_queries(const BackwardTiles& s, const T* qkv, const T* out,
 
 size_t backward_shared_bytes(int64_t D) {
   return sizeof(float) *
-         (2 * kTile * D + kTile * (D + 1) + kTile * D + 2 * kTile * (kTile + 1) + 2 * kTile);
+         (2 * kTile * D + 2 * kTile * (D + 1) + 2 * kTile * (kTile + 1) + 2 * kTile);
 }
 
 __device__ BackwardTiles backward_tiles(float* shared, int64_t D) {
@@ -198,7 +204,7 @@ __device__ BackwardTiles backward_tiles(float* shared, int64_t D) {
   s.dOs = s.Qs + kTile * D;
   s.Ks = s.dOs + kTile * D;
   s.Vs = s.Ks + kTile * (D + 1);
-  s.Ps = s.Vs + kTile * D;
+  s.Ps = s.Vs + kTile * (D + 1);
   s.dSs = s.Ps + kTile * (kTile + 1);
   s.lse = s.dSs + kTile * (kTile + 1);
   s.delta = s.lse + kTile;
@@ -229,9 +235,10 @@ __global__ void key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, cons
       __syncthreads();
       probabilities(s, D, starts, b, i0, queries, j0, keys, scale);
       __syncthreads();
+#pragma unroll
       for (int k = 0; k < kColumns; ++k) {
         const int64_t c = part + kParts * k;
-        if (c >= D) break;
+        if (c >= D) continue;
         float sum_v = 0.0f, sum_k = 0.0f;
         for (int qr = 0; qr < queries; ++qr) {
           sum_v += s.Ps[qr * (kTile + 1) + r] * s.dOs[qr * D + c];
@@ -243,9 +250,10 @@ __global__ void key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, cons
     }
   }
   if (r >= keys) return;
+#pragma unroll
   for (int k = 0; k < kColumns; ++k) {
     const int64_t c = part + kParts * k;
-    if (c >= D) break;
+    if (c >= D) continue;
     dqkv[L.k(b, j0 + r, g) + c] = store<T>(dk[k]);
     dqkv[L.v(b, j0 + r, g) + c] = store<T>(dv[k]);
   }
@@ -272,19 +280,20 @@ __global__ void query_grads_kernel(T* dqkv, const T* qkv, const T* out, const T*
     __syncthreads();
     probabilities(s, D, starts, b, i0, queries, j0, keys, scale);
     __syncthreads();
+#pragma unroll
     for (int k = 0; k < kColumns; ++k) {
       const int64_t c = part + kParts * k;
-      if (c >= D) break;
+      if (c >= D) continue;
       float sum = 0.0f;
       for (int kr = 0; kr < keys; ++kr) sum += s.dSs[r * (kTile + 1) + kr] * s.Ks[kr * (D + 1) + c];
       dq[k] += sum;
     }
   }
   if (r >= queries) return;
+#pragma unroll
   for (int k = 0; k < kColumns; ++k) {
     const int64_t c = part + kParts * k;
-    if (c >= D) break;
-    dqkv[L.q(b, i0 + r, h) + c] = store<T>(dq[k]);
+    if (c < D) dqkv[L.q(b, i0 + r, h) + c] = store<T>(dq[k]);
   }
 }
 

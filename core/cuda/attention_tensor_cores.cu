@@ -13,8 +13,9 @@
 // (backward); P and dS are rounded to the stored dtype to feed the next product, as
 // FlashAttention-2 does, and backward forms dS from the rounded P (it reads P back from
 // shared memory instead of holding a row of it in registers across the dP product). The forward's
-// output accumulator stays in the lanes' registers (rescaled per row); the backward's dK, dV and dQ
-// stay in fragments. See docs/ARCHITECTURE.md, "CUDA attention".
+// output accumulator stays in the lanes' registers (rescaled per row); the backward's dV and dQ
+// stay in fragments, its dK in a warp's f32 tile in shared memory. See docs/ARCHITECTURE.md,
+// "CUDA attention".
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -108,7 +109,7 @@ __device__ __forceinline__ void scores_of(float* scratch, const T* a, const T* b
   Accumulator acc[kFragments];
 #pragma unroll
   for (int n = 0; n < kFragments; ++n) wmma::fill_fragment(acc[n], 0.0f);
-#pragma unroll
+#pragma unroll 2
   for (int k = 0; k < D; k += kEdge) {
     RowA<T> fa;
     wmma::load_matrix_sync(fa, a + k, Pitch<D>::row);
@@ -138,6 +139,20 @@ __device__ __forceinline__ void accumulate(Accumulator& acc, const T* a, const T
   }
 }
 
+// Writes a warp's 16 rows of a (16, D) f32 tile in shared memory (row pitch
+// Pitch<D>::scores), scaled, into dst at row_offset(row); rows at or past `count` (of the
+// block's 64) are not written.
+template <int D, typename T, typename Offset>
+__device__ void write_tile_rows(T* dst, const float* tile, float scale, int warp_row, int count,
+                                Offset row_offset) {
+  __syncwarp();
+  const int lane = threadIdx.x % 32, r = lane >> 1, half = lane & 1;
+  if (warp_row + r < count) {
+    T* out = dst + row_offset(warp_row + r);
+    for (int c = half; c < D; c += 2) out[c] = store<T>(tile[r * Pitch<D>::scores + c] * scale);
+  }
+}
+
 // Writes a warp's 16 rows of (16, D) accumulators, scaled, into dst at row_offset(row),
 // through its scratch; rows at or past `count` (of the block's 64) are not written.
 template <int D, typename T, typename Offset>
@@ -145,17 +160,9 @@ __device__ void write_rows(T* dst, Accumulator* acc, float scale, float* scratch
                            int count, Offset row_offset) {
   __syncwarp();
 #pragma unroll
-  for (int n = 0; n < D / kEdge; ++n) {
-#pragma unroll
-    for (int i = 0; i < acc[n].num_elements; ++i) acc[n].x[i] *= scale;
+  for (int n = 0; n < D / kEdge; ++n)
     wmma::store_matrix_sync(scratch + n * kEdge, acc[n], Pitch<D>::scores, wmma::mem_row_major);
-  }
-  __syncwarp();
-  const int lane = threadIdx.x % 32, r = lane >> 1, half = lane & 1;
-  if (warp_row + r < count) {
-    T* out = dst + row_offset(warp_row + r);
-    for (int c = half; c < D; c += 2) out[c] = store<T>(scratch[r * Pitch<D>::scores + c]);
-  }
+  write_tile_rows<D>(dst, scratch, scale, warp_row, count, row_offset);
 }
 
 template <int D, typename T>
@@ -240,11 +247,12 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The backward kernels' shared memory: four (64, D) tiles (queries, dO, keys, values),
-// each warp's P and dS and f32 scratch, and the query tile's log-sum-exps and deltas.
+// each warp's P and dS and f32 scratch, the query tile's log-sum-exps and deltas, and (dK,
+// dV kernel only: key_value_bytes) each warp's f32 dK accumulator.
 template <int D, typename T>
 struct BackwardShared {
   T *Qs, *dOs, *Ks, *Vs, *probs, *dS;
-  float *scratch, *lse, *delta;
+  float *scratch, *lse, *delta, *dK;
 
   __device__ BackwardShared(unsigned char* shared, int warp) {
     Qs = reinterpret_cast<T*>(shared);
@@ -258,11 +266,15 @@ struct BackwardShared {
     scratch = floats + warp * kEdge * Pitch<D>::scores;
     lse = floats + kWarps * kEdge * Pitch<D>::scores;
     delta = lse + kRows;
+    dK = delta + kRows + warp * kEdge * Pitch<D>::scores;
   }
 
   static constexpr size_t bytes() {
     return sizeof(T) * (4 * kRows * Pitch<D>::row + 2 * kWarps * kEdge * Pitch<D>::probs) +
            sizeof(float) * (kWarps * kEdge * Pitch<D>::scores + 2 * kRows);
+  }
+  static constexpr size_t key_value_bytes() {
+    return bytes() + sizeof(float) * kWarps * kEdge * Pitch<D>::scores;
   }
 };
 
@@ -299,8 +311,11 @@ __device__ void load_queries(const BackwardShared<D, T>& s, const T* qkv, const 
 
 // One block per (64 keys, kv head, batch): dK and dV of its keys over every query of every
 // query head in the group. A warp's scores here are transposed: its 16 keys by 64 queries.
+// dV stays in fragments; dK accumulates in the warp's f32 tile in shared memory (loaded,
+// multiplied into and stored back per query tile, the same f32 sums): both in fragments
+// need D / 2 registers a lane each, which spilled at D = 128 with the score fragments live.
 template <int D, typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     key_value_grads_kernel(T* dqkv, const T* qkv, const T* out, const T* dout, const float* lse,
                            int64_t T_len, AttentionLayout L, SampleStarts starts, float scale) {
   extern __shared__ __align__(128) unsigned char shared[];
@@ -309,12 +324,10 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t b = blockIdx.x, g = blockIdx.y, j0 = key_tile() * static_cast<int64_t>(kRows);
   const int keys = tile_rows<kRows>(T_len - j0);
   load_keys_values<D>(s.Ks, s.Vs, qkv, keys, L, b, j0, g);
-  Accumulator dk[D / kEdge], dv[D / kEdge];
+  Accumulator dv[D / kEdge];
 #pragma unroll
-  for (int n = 0; n < D / kEdge; ++n) {
-    wmma::fill_fragment(dk[n], 0.0f);
-    wmma::fill_fragment(dv[n], 0.0f);
-  }
+  for (int n = 0; n < D / kEdge; ++n) wmma::fill_fragment(dv[n], 0.0f);
+  for (int i = lane; i < kEdge * Pitch<D>::scores; i += 32) s.dK[i] = 0.0f;
   const int key_row = warp * kEdge + r;
   const int64_t key = j0 + key_row;
   const T* K_warp = s.Ks + warp * kEdge * Pitch<D>::row;
@@ -348,15 +361,21 @@ __global__ void __launch_bounds__(kThreads)
         dS[q] = store<T>(load(probs[q]) * (scores[q] - s.delta[q]));
       }
       __syncwarp();
+      // dV in fragments; then dK, not unrolled, so one dK fragment is live at a time (the
+      // loop head's __syncthreads orders each load with the last tile's store).
 #pragma unroll
+      for (int n = 0; n < D / kEdge; ++n) accumulate<D>(dv[n], s.probs, s.dOs + n * kEdge);
+#pragma unroll 1
       for (int n = 0; n < D / kEdge; ++n) {
-        accumulate<D>(dv[n], s.probs, s.dOs + n * kEdge);
-        accumulate<D>(dk[n], s.dS, s.Qs + n * kEdge);
+        Accumulator dk;
+        wmma::load_matrix_sync(dk, s.dK + n * kEdge, Pitch<D>::scores, wmma::mem_row_major);
+        accumulate<D>(dk, s.dS, s.Qs + n * kEdge);
+        wmma::store_matrix_sync(s.dK + n * kEdge, dk, Pitch<D>::scores, wmma::mem_row_major);
       }
     }
   }
-  write_rows<D>(dqkv, dk, scale, s.scratch, warp * kEdge, keys,
-                [&](int row) { return L.k(b, j0 + row, g); });
+  write_tile_rows<D>(dqkv, s.dK, scale, warp * kEdge, keys,
+                     [&](int row) { return L.k(b, j0 + row, g); });
   write_rows<D>(dqkv, dv, 1.0f, s.scratch, warp * kEdge, keys,
                 [&](int row) { return L.v(b, j0 + row, g); });
 }
@@ -480,11 +499,12 @@ bool tensor_core_attention_backward(void* dqkv, const void* dout, const void* qk
     using S = decltype(t);
     constexpr int kD = decltype(head_dim)::value;
     constexpr size_t bytes = BackwardShared<kD, S>::bytes();
-    if (bytes > shared_memory_limit()) return false;
+    constexpr size_t key_value_bytes = BackwardShared<kD, S>::key_value_bytes();
+    if (key_value_bytes > shared_memory_limit()) return false;
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     const AttentionLayout L{T, H, KVH, D};
-    allow_shared(key_value_grads_kernel<kD, S>, bytes);
-    key_value_grads_kernel<kD, S><<<tile_grid(T, B, KVH), kThreads, bytes, stream>>>(
+    allow_shared(key_value_grads_kernel<kD, S>, key_value_bytes);
+    key_value_grads_kernel<kD, S><<<tile_grid(T, B, KVH), kThreads, key_value_bytes, stream>>>(
         static_cast<S*>(dqkv), static_cast<const S*>(qkv), static_cast<const S*>(out),
         static_cast<const S*>(dout), lse, T, L, starts, scale);
     LLMFT_CUDA_LAUNCH_CHECK();
