@@ -1,6 +1,7 @@
 #include "comm/nccl_communicator.h"
 
 #include <exception>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -32,30 +33,50 @@ void check_launch(ncclResult_t result, const std::string& what) {
                 "NCCL: " << what << " failed: " << ncclGetErrorString(result));
 }
 
-void abort_nccl(NcclCommunicator::Handle& nccl) {
-  if (nccl.aborted) return;
-  nccl.aborted = true;
-  if (nccl.comm) ncclCommAbort(nccl.comm);  // null: its creation failed before making it
+// Aborts the communicator and every one sharing its resources (comm/abort_family.h); the
+// cause is the error the abort ends with.
+void abort_nccl(NcclCommunicator::Handle& nccl, const std::string& cause) {
+  nccl.family->abort(nccl.member, cause);
+}
+
+// Refuses work on a communicator that was aborted (naming the groups and the cause) or
+// destroyed.
+void require_usable(const NcclCommunicator::Handle& nccl, const std::string& what) {
+  LLMFT_REQUIRE(!nccl.family->aborted(nccl.member),
+                "NCCL: " << what << " refused: " << nccl.family->why_aborted(nccl.member));
+  LLMFT_REQUIRE(nccl.comm != nullptr, "NCCL: " << what << ": the communicator was destroyed");
 }
 
 // Whether the communicator has finished what it was asked. On its asynchronous error it
 // is aborted (its kernels would otherwise spin, and destroying it would wait for them)
 // and the error thrown.
 bool settled(NcclCommunicator::Handle& nccl, const std::string& what) {
-  LLMFT_REQUIRE(!nccl.aborted, "NCCL: " << what << ": the communicator was aborted");
+  require_usable(nccl, what);
   ncclResult_t state = ncclSuccess;
   const ncclResult_t query = ncclCommGetAsyncError(nccl.comm, &state);
   if (query != ncclSuccess) state = query;
   if (state == ncclSuccess || state == ncclInProgress) return state == ncclSuccess;
-  abort_nccl(nccl);
-  LLMFT_FAIL("NCCL: " << what << " failed: " << ncclGetErrorString(state));
+  const std::string error = "NCCL: " + what + " failed: " + ncclGetErrorString(state);
+  abort_nccl(nccl, error);
+  throw Error(error);
+}
+
+// poll_wait on `nccl`: a wait that fails (the timeout, a failure notice, NCCL's error)
+// aborts the communicator's family first, with the failure as the cause.
+void poll_or_abort(NcclCommunicator::Handle& nccl, const std::function<bool()>& done,
+                   const std::string& what, double timeout_seconds) {
+  try {
+    poll_wait(done, what, timeout_seconds);
+  } catch (const std::exception& e) {
+    abort_nccl(nccl, e.what());
+    throw;
+  }
 }
 
 // Waits until the (non-blocking) communicator has settled, within the timeout.
-void wait_settled(const std::shared_ptr<NcclCommunicator::Handle>& nccl, const std::string& what,
-                  double timeout_seconds) {
-  poll_wait([&] { return settled(*nccl, what); }, what, timeout_seconds,
-            [&] { abort_nccl(*nccl); });
+void wait_settled(NcclCommunicator::Handle& nccl, const std::string& what, double timeout_seconds) {
+  poll_or_abort(
+      nccl, [&] { return settled(nccl, what); }, what, timeout_seconds);
 }
 
 // Non-blocking, so that waits can time out; a split shares its parent's resources
@@ -69,43 +90,47 @@ ncclConfig_t non_blocking() {
 
 class NcclRequest : public CommRequest {
  public:
-  NcclRequest(std::shared_ptr<NcclCommunicator::Handle> nccl, cudaEvent_t done,
+  NcclRequest(std::shared_ptr<NcclCommunicator::Handle> nccl, std::unique_ptr<OwnedEvent> done,
               cudaStream_t compute, std::string description, double timeout_seconds)
       : nccl_(std::move(nccl)),
-        done_(done),
+        done_(std::move(done)),
         compute_(compute),
         description_(std::move(description)),
         timeout_seconds_(timeout_seconds) {}
-  ~NcclRequest() override { cudaEventDestroy(done_); }
-
   void wait() override {
-    poll_wait(
+    poll_or_abort(
+        *nccl_,
         [this] {
           if (!settled(*nccl_, description_)) return false;
-          const cudaError_t state = cudaEventQuery(done_);
+          const cudaError_t state = cudaEventQuery(done_->get());
           if (state == cudaErrorNotReady) return false;
           LLMFT_CUDA_CHECK(state);
           return true;
         },
-        description_, timeout_seconds_, [this] { abort_nccl(*nccl_); });
-    LLMFT_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0));
+        description_, timeout_seconds_);
+    LLMFT_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_->get(), 0));
   }
 
  private:
   std::shared_ptr<NcclCommunicator::Handle> nccl_;
-  cudaEvent_t done_;
+  std::unique_ptr<OwnedEvent> done_;
   cudaStream_t compute_;
   std::string description_;
   double timeout_seconds_;
 };
 
-cudaEvent_t new_event() {
-  cudaEvent_t event = nullptr;
-  LLMFT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  return event;
-}
-
 }  // namespace
+
+NcclCommunicator::Handle::Handle(std::shared_ptr<AbortFamily> abort_family,
+                                 const std::string& group)
+    : family(std::move(abort_family)), member(family->join(group, [this] {
+        if (comm) ncclCommAbort(comm);  // null: not made yet, or destroyed
+        comm = nullptr;
+      })) {}
+
+NcclCommunicator::Handle::~Handle() {
+  family->leave(member);
+}
 
 std::string nccl_library_version() {
   int version = 0;
@@ -124,6 +149,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
                                    std::string group_name)
     : nccl_(std::move(nccl)),
       backend_(backend),
+      stream_(backend.device()),
       timeout_seconds_(timeout_seconds),
       group_name_(std::move(group_name)) {
   LLMFT_MPI_CHECK(MPI_Comm_dup(comm, &mpi_));
@@ -136,14 +162,13 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
     ncclUniqueId id;
     if (rank_ == 0) check_launch(ncclGetUniqueId(&id), "making the unique id");
     LLMFT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_));
-    LLMFT_CUDA_CHECK(cudaSetDevice(backend_.device()));
-    nccl_ = std::make_shared<Handle>();
+    nccl_ = std::make_shared<Handle>(std::make_shared<AbortFamily>(), group_name_);
     ncclConfig_t config = non_blocking();
     check_launch(ncclCommInitRankConfig(&nccl_->comm, size_, id, rank_, &config),
                  describe("creating the communicator"));
-    wait_settled(nccl_, describe("creating the communicator"), timeout_seconds_);
-  } catch (...) {
-    if (nccl_) abort_nccl(*nccl_);
+    wait_settled(*nccl_, describe("creating the communicator"), timeout_seconds_);
+  } catch (const std::exception& e) {
+    if (nccl_) abort_nccl(*nccl_, e.what());
     MPI_Comm_free(&mpi_);
     throw;
   }
@@ -152,21 +177,24 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
 NcclCommunicator::~NcclCommunicator() {
   // Finalizing waits for the communicator's queued collectives, which may never finish
   // while an error unwinds (another group's wait failed): abort instead.
-  if (std::uncaught_exceptions() > 0) abort_nccl(*nccl_);
-  if (!nccl_->aborted) {
+  if (std::uncaught_exceptions() > 0) {
+    abort_nccl(*nccl_, describe("destroying the communicator") + " while an error unwinds");
+  }
+  if (nccl_->comm) {
     // Non-blocking: finalize flushes what is queued (in progress until done, within the
     // timeout), then destroy frees the local resources; a failure on the way aborts.
     try {
       check_launch(ncclCommFinalize(nccl_->comm), describe("finalizing the communicator"));
-      wait_settled(nccl_, describe("finalizing the communicator"), timeout_seconds_);
-    } catch (const std::exception&) {
-      abort_nccl(*nccl_);
+      wait_settled(*nccl_, describe("finalizing the communicator"), timeout_seconds_);
+    } catch (const std::exception& e) {
+      abort_nccl(*nccl_, e.what());
     }
-    if (!nccl_->aborted) ncclCommDestroy(nccl_->comm);
+    if (nccl_->comm) ncclCommDestroy(nccl_->comm);
   }
-  // Requests that outlive the communicator find it gone instead of a freed handle.
-  nccl_->aborted = true;
+  // Requests that outlive the communicator find it gone instead of a freed handle, and a
+  // later abort of its family leaves it alone.
   nccl_->comm = nullptr;
+  nccl_->family->leave(nccl_->member);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&mpi_);
@@ -176,25 +204,22 @@ template <typename Launch>
 std::unique_ptr<CommRequest> NcclCommunicator::run(Collective collective, size_t bytes,
                                                    Launch&& launch) {
   const std::string description = describe(collective_name(collective));
-  LLMFT_REQUIRE(!nccl_->aborted, "NCCL: " << description << ": the communicator was aborted");
+  require_usable(*nccl_, description);
   CollectiveCounter& counter = counters_[static_cast<int>(collective)];
   counter.calls += 1;
   counter.bytes += static_cast<int64_t>(bytes);
   const cudaStream_t compute = backend_.compute_stream();
-  const cudaStream_t communication = backend_.communication_stream();
   // The collective reads what the compute stream has queued so far.
-  const cudaEvent_t ready = new_event();
-  LLMFT_CUDA_CHECK(cudaEventRecord(ready, compute));
-  LLMFT_CUDA_CHECK(cudaStreamWaitEvent(communication, ready, 0));
-  LLMFT_CUDA_CHECK(cudaEventDestroy(ready));
-  const ncclResult_t launched = launch(communication);
+  order_after(stream_.get(), compute, compute_queued_);
+  const ncclResult_t launched = launch(stream_.get());
   check_launch(launched, description);
   // A non-blocking communicator may still be enqueueing the collective (ncclInProgress):
   // it is on the stream, and the communicator usable again, once it has settled.
-  if (launched == ncclInProgress) wait_settled(nccl_, description, timeout_seconds_);
-  const cudaEvent_t done = new_event();
-  LLMFT_CUDA_CHECK(cudaEventRecord(done, communication));
-  return std::make_unique<NcclRequest>(nccl_, done, compute, description, timeout_seconds_);
+  if (launched == ncclInProgress) wait_settled(*nccl_, description, timeout_seconds_);
+  auto done = std::make_unique<OwnedEvent>();
+  LLMFT_CUDA_CHECK(cudaEventRecord(done->get(), stream_.get()));
+  return std::make_unique<NcclRequest>(nccl_, std::move(done), compute, description,
+                                       timeout_seconds_);
 }
 
 std::unique_ptr<CommRequest> NcclCommunicator::all_reduce(Tensor data, ReduceOp op) {
@@ -278,23 +303,27 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   LLMFT_REQUIRE(color >= 0, "internal: split with negative color " << color);
   MPI_Comm group;
   LLMFT_MPI_CHECK(MPI_Comm_split(mpi_, color, key, &group));
-  auto nccl = std::make_shared<Handle>();
+  splits_made_ += 1;
+  const std::string name =
+      group_name_ + "/split" + std::to_string(splits_made_) + ":" + std::to_string(color);
+  // Shares this communicator's resources (non_blocking), so it joins its abort family.
+  auto nccl = std::make_shared<Handle>(nccl_->family, name);
   // On an error the split's MPI group is freed and its half-made NCCL communicator
   // aborted (once `part` owns it, its destructor aborts it while the error unwinds).
   try {
+    require_usable(*nccl_, describe("splitting the communicator"));
     ncclConfig_t config = non_blocking();
     check_launch(ncclCommSplit(nccl_->comm, color, key, &nccl->comm, &config),
                  describe("splitting the communicator"));
-    wait_settled(nccl_, describe("splitting the communicator"), timeout_seconds_);
-    const std::string name = group_name_ + "/" + std::to_string(color);
+    wait_settled(*nccl_, describe("splitting the communicator"), timeout_seconds_);
     std::unique_ptr<NcclCommunicator> part(
         new NcclCommunicator(group, nccl, backend_, timeout_seconds_, name));
     MPI_Comm_free(&group);
-    wait_settled(nccl, part->describe("joining the split communicator"), timeout_seconds_);
+    wait_settled(*nccl, part->describe("joining the split communicator"), timeout_seconds_);
     part->set_context(context_);
     return part;
-  } catch (...) {
-    abort_nccl(*nccl);
+  } catch (const std::exception& e) {
+    abort_nccl(*nccl, e.what());
     if (group != MPI_COMM_NULL) MPI_Comm_free(&group);
     throw;
   }

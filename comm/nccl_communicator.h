@@ -4,18 +4,28 @@
 // group's MPI communicator (MPI stays for bootstrap, barriers and failure notices); every
 // rank joins non-blocking and waits as a collective does (comm/poll_wait.h). split()
 // splits the NCCL communicator itself (ncclCommSplit, sharing resources) and the MPI one
-// beside it.
+// beside it; a split is named after its parent, the split's ordinal and its color
+// ("world/split2:0": the world's second split, color 0), so that the data- and
+// tensor-parallel groups, both split from the world, have names of their own.
 //
-// Ordering: a collective first makes the backend's communication stream wait for the work
-// queued so far on its compute stream (an event), runs there, and records a completion
-// event. One stream serves every group: the groups split from the world share its
-// resources, and NCCL runs the collectives of communicators that share resources one
-// after another anyway (overlapping a data-parallel with a tensor-parallel collective
-// would need splits with resources of their own: NCCL's buffers again per group). wait()
-// polls the completion event and NCCL's asynchronous error until done, then makes the
-// compute stream wait for it, so later kernels see the result. A wait that passes the
-// timeout, or that a failure notice from another rank ends, aborts the NCCL communicator
-// (ncclCommAbort) before failing, naming the collective, the group and the context.
+// Ordering: each communicator queues its collectives on a stream of its own (a group's
+// collective does not queue behind another group's on the device's stream order). A
+// collective first makes that stream wait for the work queued so far on the compute stream
+// (an event), runs there, and records a completion event. wait() polls the completion
+// event and NCCL's asynchronous error until done, then makes the compute stream wait for
+// it, so later kernels see the result. Groups split with shared resources still run one
+// after another inside NCCL (it orders the kernels of communicators sharing resources on
+// one internal stream): overlapping a data-parallel with a tensor-parallel collective needs
+// splits with resources of their own (splitShare = 0), which costs NCCL's buffers again
+// per group (0.5-1.5 GiB per GPU on NVLink, parallel/planner/device.cpp) and needs the
+// groups warmed before the backend reserves its slab, which the mesh's groups are not yet.
+//
+// Aborts: a wait that passes the timeout, that a failure notice from another rank ends,
+// or that finds NCCL's asynchronous error aborts the NCCL communicator (ncclCommAbort)
+// before failing, naming the collective, the group and the context. Aborting one of a
+// family sharing resources can leave the others unusable, so every communicator of the
+// family is aborted with it and marked (comm/abort_family.h): the next collective on any
+// of them fails at once, naming its group, the group that failed and why.
 //
 // Memory: NCCL allocates its buffers outside the backend's allocator, when a communicator
 // is created and when an algorithm first runs; warm_up runs every collective at three sizes
@@ -35,7 +45,9 @@
 #include <memory>
 #include <string>
 
+#include "comm/abort_family.h"
 #include "comm/communicator.h"
+#include "comm/cuda_stream_order.h"
 #include "core/cuda/cuda_backend.h"
 
 namespace llmft {
@@ -66,11 +78,17 @@ class NcclCommunicator : public Communicator {
   const CommCounters& counters() const override { return counters_; }
   void reset_counters() override { counters_ = {}; }
 
-  // The NCCL communicator and whether it is unusable: a failed wait aborted it, or it was
-  // destroyed (comm then null). Shared with requests, which may outlive the communicator.
+  // The NCCL communicator (null once aborted or destroyed) and its place in the family of
+  // communicators sharing its resources. Shared with requests, which may outlive the
+  // communicator.
   struct Handle {
+    Handle(std::shared_ptr<AbortFamily> family, const std::string& group);
+    ~Handle();
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
     ncclComm_t comm = nullptr;
-    bool aborted = false;
+    std::shared_ptr<AbortFamily> family;
+    AbortFamily::Member member;
   };
 
  private:
@@ -85,11 +103,14 @@ class NcclCommunicator : public Communicator {
   MPI_Comm mpi_;
   std::shared_ptr<Handle> nccl_;
   CudaBackend& backend_;
+  OwnedStream stream_;         // where this group's collectives run
+  OwnedEvent compute_queued_;  // marks the compute stream's work a collective waits for
   double timeout_seconds_;
   std::string group_name_;
   std::string context_;
   int rank_ = 0;
   int size_ = 1;
+  int splits_made_ = 0;
   CommCounters counters_;
 };
 

@@ -4,7 +4,8 @@
 // all-reduces queued back to back both complete with the right sums, and a rank that
 // never joins a collective ends the others' wait with the timeout error, naming the
 // collective and the group (with two GPUs or more; on one, a collective held behind a
-// stalled compute stream ends its wait the same way, and the communicator is aborted). A
+// stalled compute stream ends its wait the same way, and the communicator is aborted, with
+// every group split from it with shared resources, each naming the group that failed). A
 // communicator warmed before the backend reserves its slab has its buffers measured (the
 // communicator overhead), and collectives of every size then allocate no more device memory. Where
 // no GPU can run (no driver, no device, a build without CUDA) every rank reports the program
@@ -217,6 +218,49 @@ TEST_CASE("a collective that cannot start ends its wait with the timeout error, 
         std::string::npos);
   // The aborted communicator refuses further work rather than hanging on it.
   CHECK_THROWS_AS(nccl.all_reduce(t.tensor, ReduceOp::sum), Error);
+  backend->synchronize();  // the held stream runs on
+}
+
+// What starting an all-reduce of `t` over `group` throws ("(no error)" if it starts).
+std::string refusal(Communicator& group, const Tensor& t) {
+  try {
+    group.all_reduce(t, ReduceOp::sum);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_CASE("a group that times out aborts the groups sharing its resources, which name it") {
+  // As above, alone on one GPU, but the all-reduce that times out is a split's: the parent
+  // and the sibling, split with shared resources, are aborted with it and refuse work,
+  // naming the group that failed and why.
+  std::unique_ptr<Backend> backend = gpu();
+  auto& cuda = dynamic_cast<CudaBackend&>(*backend);
+  Allocator alloc(backend->memory(), 0);
+  NcclCommunicator nccl(MPI_COMM_SELF, cuda, 2.0, "alone");
+  nccl.set_context("step 7");
+  std::unique_ptr<Communicator> first = nccl.split(0, 0);
+  std::unique_ptr<Communicator> second = nccl.split(0, 0);
+  DeviceTensor t(alloc, *backend, DType::f32, {1.0f});
+  static double held_seconds = 4.0;
+  REQUIRE(cudaLaunchHostFunc(cuda.compute_stream(), hold_stream, &held_seconds) == cudaSuccess);
+  std::string error = "(no error)";
+  try {
+    second->all_reduce(t.tensor, ReduceOp::sum)->wait();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  CHECK(error.find("NCCL all_reduce in group alone/split2:0 (step 7) did not complete") !=
+        std::string::npos);
+  for (Communicator* sibling : {static_cast<Communicator*>(&nccl), first.get()}) {
+    const std::string refused = refusal(*sibling, t.tensor);
+    CAPTURE(refused);
+    CHECK(refused.find("was aborted with group alone/split2:0, whose resources it shares: "
+                       "NCCL all_reduce in group alone/split2:0 (step 7) did not complete") !=
+          std::string::npos);
+  }
+  CHECK(refusal(*second, t.tensor).find("group alone/split2:0 was aborted: ") != std::string::npos);
   backend->synchronize();  // the held stream runs on
 }
 
