@@ -7,6 +7,10 @@
 # environment the oracle tests and benchmarks use (torch, transformers, safetensors,
 # tokenizers, h5py), kept outside the clone in LLMFT_VENV (default ~/.cache/llmft/venv)
 # so repeated runs reuse it. With --fuzz, also clang and libFuzzer (scripts/fuzz.sh).
+# Where a CUDA toolkit is (nvcc on PATH, under CUDA_HOME or the toolkit's default place),
+# also the header-only cudnn-frontend (cuDNN attention, core/cuda/cudnn_attention.h): the
+# include/ of the nvidia-cudnn-frontend wheel, unpacked into LLMFT_CUDNN_FRONTEND (default
+# ~/.cache/llmft/cudnn-frontend), where CMake looks for it.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libopenblas-openmp-dev
@@ -37,4 +41,23 @@ if [[ " $* " == *" --python "* ]]; then
     "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q "${python_packages[@]}"
   fi
+fi
+
+nvcc_found() {
+  command -v nvcc >/dev/null || [[ -x ${CUDA_HOME:-/usr/local/cuda}/bin/nvcc ]]
+}
+frontend=${LLMFT_CUDNN_FRONTEND:-$HOME/.cache/llmft/cudnn-frontend}
+if nvcc_found && [[ ! -f $frontend/include/cudnn_frontend.h ]]; then
+  echo "install_deps: fetching cudnn-frontend's headers into $frontend"
+  # Downloaded and unpacked beside the destination, which receives include/ whole or not
+  # at all; what is left on the way out is removed however the script ends.
+  mkdir -p "$frontend"
+  staged=$(mktemp -d "$frontend.XXXXXX")
+  trap 'rm -rf "$staged"' EXIT
+  python3 -m venv "$staged/venv"
+  "$staged/venv/bin/pip" download -q --no-deps --only-binary=:all: -d "$staged" \
+    nvidia-cudnn-frontend
+  python3 -m zipfile -e "$staged"/nvidia_cudnn_frontend-*.whl "$staged/wheel"
+  rm -rf "$frontend/include"
+  mv "$staged/wheel/include" "$frontend/include"
 fi

@@ -89,6 +89,7 @@ CudaBackend::CudaBackend(int device, size_t memory_bytes, int ranks_sharing,
   LLMFT_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
   LLMFT_CUDA_CHECK(cudaStreamCreateWithFlags(&communication_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<cuda::Gemm>();
+  cudnn_attention_ = std::make_unique<cuda::CudnnAttentionRoute>();
   LLMFT_CUDA_CHECK(cudaMalloc(&partials_, sizeof(double) * 2 * cuda::kSumBlocks));
   launch_every_kernel();
   // Ranks sharing the GPU measure together, after all of them have set up and before any
@@ -110,6 +111,7 @@ CudaBackend::~CudaBackend() {
   // Destructors cannot throw: errors here mean the context is gone already.
   cudaDeviceSynchronize();
   memory_.reset();
+  cudnn_attention_.reset();
   gemm_.reset();
   cudaFree(partials_);
   cudaStreamDestroy(communication_);
@@ -161,12 +163,12 @@ size_t CudaBackend::memory_outside_allocator() {
 
 std::string CudaBackend::describe() const {
   int cublas_version = static_cast<int>(cublasLtGetVersion());
-  std::string text = "cuda:" + std::to_string(device_) + " " + properties_.name + ", " +
-                     format_bytes(static_cast<double>(properties_.totalGlobalMem)) +
-                     ", compute capability " + std::to_string(properties_.major) + "." +
-                     std::to_string(properties_.minor) + "; cuBLASLt " +
-                     std::to_string(cublas_version) + "; fixed overhead " +
-                     format_bytes(static_cast<double>(fixed_overhead_)) + " (measured)";
+  std::string text =
+      "cuda:" + std::to_string(device_) + " " + properties_.name + ", " +
+      format_bytes(static_cast<double>(properties_.totalGlobalMem)) + ", compute capability " +
+      std::to_string(properties_.major) + "." + std::to_string(properties_.minor) + "; cuBLASLt " +
+      std::to_string(cublas_version) + "; " + cudnn_attention_->describe() + "; fixed overhead " +
+      format_bytes(static_cast<double>(fixed_overhead_)) + " (measured)";
   if (!memory_) return text + ", no memory reserved yet";
   if (communicator_overhead_ > 0) {
     text += ", communicators " + format_bytes(static_cast<double>(communicator_overhead_)) +
@@ -297,6 +299,7 @@ void CudaBackend::copy_to_device(Tensor dst, const void* host_src) {
   // infer their direction from the addresses (unified addressing), so pinned host pool
   // tensors (host_pool_memory) go through the same calls.
   LLMFT_CUDA_CHECK(cudaMemcpyAsync(dst.data, host_src, dst.bytes(), cudaMemcpyDefault, compute_));
+  cudnn_attention_->note_upload(dst, host_src);
 }
 
 void CudaBackend::copy_to_host(void* host_dst, Tensor src) {
@@ -307,6 +310,7 @@ void CudaBackend::copy_to_host(void* host_dst, Tensor src) {
 void CudaBackend::copy(Tensor dst, Tensor src) {
   LLMFT_REQUIRE(dst.bytes() == src.bytes(), "internal: copy between tensors of different sizes");
   LLMFT_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, src.bytes(), cudaMemcpyDefault, compute_));
+  cudnn_attention_->forget(dst);
 }
 
 void CudaBackend::fill(Tensor t, float value) {
@@ -407,6 +411,10 @@ void CudaBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor p
   const int64_t B = qkv.dim(0), D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
   const int64_t T = out.numel() / (B * n_head * D);
   require_attention_grid(B, n_head, qkv.dim(1));
+  if (cudnn_attention_->forward(out, lse, qkv, positions, n_head, n_kv_head, first_query,
+                                compute_)) {
+    return;
+  }
   cuda::attention_forward(out.data, f32(lse), qkv.data, i32(positions), dtype, B, T, n_head,
                           n_kv_head, D, qkv.dim(1), first_query, compute_);
 }
@@ -416,6 +424,10 @@ void CudaBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tenso
   const DType dtype = same_dtype({&dqkv, &dout, &qkv, &out}, "attention_backward");
   const int64_t D = out.dim(-1) / n_head;
   require_attention_grid(qkv.dim(0), n_head, qkv.dim(1));
+  if (cudnn_attention_->backward(dqkv, dout, qkv, out, lse, positions, n_head, n_kv_head,
+                                 compute_)) {
+    return;
+  }
   cuda::attention_backward(dqkv.data, dout.data, qkv.data, out.data, f32(lse), i32(positions),
                            dtype, qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D, compute_);
 }

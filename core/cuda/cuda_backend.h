@@ -6,9 +6,10 @@
 // (core/cuda/gemm.h); everything else to our kernels (core/cuda/cuda_kernels.h).
 //
 // Memory: at construction the backend takes its device, creates its streams, the cuBLASLt
-// handle and workspace and a scratch for reductions, launches every kernel once (module
-// loading is lazy), and measures what all that left free (cudaMemGetInfo): the difference
-// from the device's total is the fixed overhead, reported on its own. The slab for the
+// handle and workspace, cuDNN's for attention (core/cuda/cudnn_attention_route.h) and a
+// scratch for reductions, launches every kernel once (module loading is lazy), and
+// measures what all that left free (cudaMemGetInfo): the difference from the device's
+// total is the fixed overhead, reported on its own. The slab for the
 // tracking allocator (core/cuda/cuda_memory.h) is reserved later, at the first memory()
 // or memory_capacity(), so that the communicators a run creates first (NCCL's buffers,
 // warmed by Communicator::warm_up) keep their memory outside it: the growth of device use
@@ -28,6 +29,7 @@
 
 #include "core/backend.h"
 #include "core/cuda/cuda_memory.h"
+#include "core/cuda/cudnn_attention_route.h"
 #include "core/cuda/gemm.h"
 
 namespace llmft {
@@ -135,6 +137,7 @@ class CudaBackend : public Backend {
   cudaDeviceProp properties_{};
   cudaStream_t compute_ = nullptr, communication_ = nullptr;
   std::unique_ptr<cuda::Gemm> gemm_;
+  std::unique_ptr<cuda::CudnnAttentionRoute> cudnn_attention_;  // bf16/fp16 attention
   double* partials_ = nullptr;  // scratch of the reductions' fixed partial sums
   size_t fixed_overhead_ = 0;
   size_t requested_bytes_ = 0;  // --device-memory; 0: what is free

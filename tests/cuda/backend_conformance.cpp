@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -187,6 +188,32 @@ struct Pair {
 };
 
 const DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
+
+// Sets an environment variable while it lives (the CUDA backend reads
+// LLMFT_CUDNN_ATTENTION when it is made), then restores what was there.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value) : name_(name) {
+    const char* before = std::getenv(name);
+    had_value_ = before != nullptr;
+    if (had_value_) saved_ = before;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnvironment() {
+    if (had_value_) {
+      ::setenv(name_, saved_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  bool had_value_ = false;
+  std::string saved_;
+};
 
 TEST_CASE("linear layers, forward and backward, with and without bias") {
   for (DType dt : kDtypes) {
@@ -398,6 +425,8 @@ TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
 // counts leave a short last 64-row tile (and once fill it exactly), the decoding call
 // starts mid-tile, and samples of 50 tokens packed into the rows cross tile edges.
 TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
+  // Our kernels, not cuDNN's (the case below), which would take the one-sample rows.
+  const ScopedEnvironment own_kernels("LLMFT_CUDNN_ATTENTION", "off");
   struct AttentionShape {
     int64_t B, T, H, KVH, D;
   };
@@ -452,6 +481,79 @@ TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
     p.cpu.attention_forward(out.cpu, lse.cpu, cache.cpu, positions.cpu, H, KVH, first);
     p.gpu->attention_forward(out.gpu, lse.gpu, cache.gpu, positions.gpu, H, KVH, first);
     p.expect_close({out, lse}, "attention_forward (decoding two tiles)");
+  }
+}
+
+// A second CUDA backend with cuDNN attention turned off (our kernels), fed the values the
+// Pair's GPU tensors hold.
+struct OwnKernels {
+  ScopedEnvironment off{"LLMFT_CUDNN_ATTENTION", "off"};
+  std::unique_ptr<Backend> gpu = make_backend("cuda", NodePlacement{}, size_t{1} << 30);
+  Allocator alloc{gpu->memory(), 0};
+  std::vector<Buffer> buffers;
+
+  Tensor copy_of(Pair& p, const Tensor& t) {
+    buffers.push_back(alloc.allocate(t.bytes(), MemoryCategory::other, "t"));
+    const Tensor mine = buffers.back().as(t.dtype, t.shape);
+    std::vector<uint8_t> bytes(t.bytes());
+    p.gpu->copy_to_host(bytes.data(), t);
+    gpu->copy_to_device(mine, bytes.data());
+    return mine;
+  }
+  std::vector<float> read(const Tensor& t) {
+    std::vector<uint8_t> bytes(t.bytes());
+    gpu->copy_to_host(bytes.data(), t);
+    return from_dtype_bytes(bytes, t.dtype);
+  }
+};
+
+// cuDNN's SDPA (core/cuda/cudnn_attention.h), which the backend runs for bf16/fp16 training
+// attention with one sample per row, against the CPU within the 16-bit bounds above: like
+// our tensor-core kernels it rounds the probabilities and dS to the dtype before their
+// products, and each output once. That cuDNN ran and not our kernels: our kernels
+// (deterministic) compute other bits from the same values. Grouped queries (H / KVH of 2
+// and 4) and none, head sizes 32 to 128, rows past one tile, and positions of a continuous
+// stream from 5 (one sample per row). A build without cuDNN has nothing to check here.
+TEST_CASE("cuDNN attention (causal, grouped queries) against the CPU") {
+  struct AttentionShape {
+    int64_t B, T, H, KVH, D;
+  };
+  const AttentionShape shapes[] = {{2, 150, 4, 2, 64}, {1, 200, 8, 2, 128}, {2, 70, 6, 6, 32}};
+  for (const AttentionShape& s : shapes) {
+    for (DType dt : {DType::bf16, DType::f16}) {
+      CAPTURE(std::string(dtype_name(dt)));
+      CAPTURE(s.D);
+      Pair p;
+      if (p.gpu->describe().find("cuDNN attention") == std::string::npos) {
+        MESSAGE("this build has no cuDNN attention: nothing to check");
+        return;
+      }
+      const int64_t W = (s.H + 2 * s.KVH) * s.D;
+      auto qkv = p.random(dt, {s.B, s.T, W});
+      auto positions = p.positions(s.B, s.T, 5);
+      auto out = p.constant(dt, {s.B, s.T, s.H * s.D}, 0.0f);
+      auto lse = p.constant(DType::f32, {s.B, s.H, s.T}, 0.0f);
+      p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, positions.cpu, s.H, s.KVH, 0);
+      p.gpu->attention_forward(out.gpu, lse.gpu, qkv.gpu, positions.gpu, s.H, s.KVH, 0);
+      p.expect_close({out, lse}, "cuDNN attention_forward");
+      auto dout = p.random(dt, {s.B, s.T, s.H * s.D});
+      auto dqkv = p.constant(dt, {s.B, s.T, W}, 7.0f);
+      p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, positions.cpu, s.H,
+                               s.KVH);
+      p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, positions.gpu, s.H,
+                                s.KVH);
+      p.expect_close({dqkv}, "cuDNN attention_backward");
+
+      OwnKernels own;
+      const Tensor own_out = own.copy_of(p, out.gpu), own_lse = own.copy_of(p, lse.gpu);
+      const Tensor own_qkv = own.copy_of(p, qkv.gpu), own_positions = own.copy_of(p, positions.gpu);
+      own.gpu->attention_forward(own_out, own_lse, own_qkv, own_positions, s.H, s.KVH, 0);
+      CHECK(own.read(own_out) != p.read_gpu(out.gpu));
+      const Tensor own_dqkv = own.copy_of(p, dqkv.gpu), own_dout = own.copy_of(p, dout.gpu);
+      own.gpu->attention_backward(own_dqkv, own_dout, own_qkv, own.copy_of(p, out.gpu),
+                                  own.copy_of(p, lse.gpu), own_positions, s.H, s.KVH);
+      CHECK(own.read(own_dqkv) != p.read_gpu(dqkv.gpu));
+    }
   }
 }
 

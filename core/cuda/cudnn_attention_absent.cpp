@@ -1,0 +1,30 @@
+// CudnnAttention in a build without cuDNN (core/cuda/cudnn_attention.h): it holds nothing
+// and declines every call, so the backend runs our own attention kernels. Compiled only
+// when CMake's LLMFT_CUDNN is off.
+#include "core/cuda/cudnn_attention.h"
+
+namespace llmft::cuda {
+
+struct CudnnAttention::Graphs {};
+
+bool CudnnAttention::available() {
+  return false;
+}
+
+CudnnAttention::CudnnAttention() = default;
+CudnnAttention::~CudnnAttention() = default;
+
+bool CudnnAttention::forward(void*, float*, const void*, const AttentionDims&, cudaStream_t) {
+  return false;
+}
+
+bool CudnnAttention::backward(void*, const void*, const void*, const void*, const float*,
+                              const AttentionDims&, cudaStream_t) {
+  return false;
+}
+
+int64_t CudnnAttention::workspace_needed(const AttentionDims&, bool) {
+  return -1;
+}
+
+}  // namespace llmft::cuda

@@ -1,0 +1,50 @@
+// CudnnAttentionRoute: which attention calls of the CUDA backend go to cuDNN
+// (core/cuda/cudnn_attention.h) rather than our own kernels. cuDNN's causal mask sees every
+// earlier row of the sequence, so it takes only the training layout (R = T, first_query 0)
+// with one sample per row: positions (B, T) with positions[b, t] >= t, so no sample starts
+// after a row's first token (core/backend.h). Positions live on the device; the route
+// learns them on the host, when the backend uploads a (B, T) i32 tensor
+// (note_upload), and forgets a tensor that is overwritten on the device (forget): positions
+// it has not seen uploaded go to our kernels. This costs no synchronisation.
+//
+// LLMFT_CUDNN_ATTENTION=off (environment) sends every call to our kernels and allocates
+// nothing; "on" or unset: cuDNN where it takes the call.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <unordered_map>
+
+#include "core/cuda/cudnn_attention.h"
+#include "core/tensor.h"
+
+namespace llmft::cuda {
+
+class CudnnAttentionRoute {
+ public:
+  CudnnAttentionRoute();
+
+  // Whether cuDNN may run attention here (built in and not turned off).
+  bool enabled() const { return cudnn_ != nullptr; }
+  // "cuDNN attention" or "attention on our kernels", for the backend's describe().
+  const char* describe() const;
+
+  void note_upload(const Tensor& dst, const void* host_src);
+  void forget(const Tensor& dst);
+
+  // As Backend::attention_forward / attention_backward: true when cuDNN queued the call.
+  bool forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head, int n_kv_head,
+               int64_t first_query, cudaStream_t stream);
+  bool backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, Tensor positions,
+                int n_head, int n_kv_head, cudaStream_t stream);
+
+ private:
+  bool one_sample_per_row(const Tensor& positions) const;
+
+  std::unique_ptr<CudnnAttention> cudnn_;
+  // Uploaded (B, T) i32 tensors by address: whether each row holds one sample.
+  std::unordered_map<const void*, bool> one_sample_rows_;
+};
+
+}  // namespace llmft::cuda
