@@ -68,7 +68,7 @@ void CountingBackend::copy(Tensor dst, Tensor src) {
 void CountingBackend::linear_forward(Tensor out, Tensor, Tensor weight, Tensor bias) {
   const int64_t outputs = weight.shape[0], inputs = weight.shape[1];
   const int64_t rows = out.numel() / outputs;
-  tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
+  tally_.add_gemm(rows, {rows, outputs, inputs});
   if (bias.defined()) kernel(KernelKind::copy, out, bias);  // the bias is written first
 }
 
@@ -76,8 +76,9 @@ void CountingBackend::linear_backward(Tensor dinp, bool, Tensor dweight, Tensor 
                                       Tensor, Tensor weight) {
   const int64_t outputs = weight.shape[0], inputs = weight.shape[1];
   const int64_t rows = dout.numel() / outputs;
-  if (dinp.defined()) tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
-  if (dweight.defined()) tally_.add_gemm(rows, 2.0 * rows * inputs * outputs);
+  if (dinp.defined()) tally_.add_gemm(rows, {rows, inputs, outputs});
+  // The weight's gradient: outputs x inputs, summed over the rows.
+  if (dweight.defined()) tally_.add_gemm(rows, {outputs, inputs, rows});
   if (dbias.defined()) kernel(KernelKind::reduction, dbias, dout);
 }
 

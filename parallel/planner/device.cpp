@@ -77,6 +77,12 @@ DeviceDescription gpu(const std::string& name, int compute_capability, double me
   return d;
 }
 
+// Hopper's kernels at the datasheet's HBM bandwidth: 3.35 TB/s (H100 SXM), 4.8 TB/s (H200).
+DeviceDescription hopper(DeviceDescription d, double hbm_tb_s) {
+  d.kernel_model = hopper_kernel_model(hbm_tb_s * 1e12);
+  return d;
+}
+
 std::vector<DeviceDescription> gpu_presets() {
   return {
       gpu("v100-16g", 70, 16, 125, 150, kEdr, 64, kPcie3, kNcclNvlink2),
@@ -84,8 +90,8 @@ std::vector<DeviceDescription> gpu_presets() {
       gpu("rtx3090", 86, 24, 71, 32, kEdr, 32, kPcie4, kNcclPcie),
       gpu("a100-40g", 80, 40, 312, 300, kHdr, 128, kPcie4, kNcclNvlink3),
       gpu("a100-80g", 80, 80, 312, 300, kHdr, 256, kPcie4, kNcclNvlink3),
-      gpu("h100-80g", 90, 80, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4),
-      gpu("h200", 90, 140, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4),
+      hopper(gpu("h100-80g", 90, 80, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4), 3.35),
+      hopper(gpu("h200", 90, 140, 989, 450, kNdr, 256, kPcie5, kNcclNvlink4), 4.8),
   };
 }
 

@@ -15,6 +15,7 @@
 #include "comm/communicator.h"
 #include "core/compute_dtype.h"
 #include "core/counting/work_tally.h"
+#include "parallel/planner/gpu_kernel_model.h"
 
 namespace llmft {
 
@@ -101,6 +102,10 @@ struct DeviceDescription {
   // (kernel_benchmark.h; 0: not measured, memory_bandwidth stands in) and attention's cost.
   std::array<double, kKernelKinds> kernel_rates{};
   AttentionCost attention;
+  // Published per-kernel rates of a GPU preset (h100-80g, h200): with them an uncalibrated
+  // plan prices every kernel a 16-bit step calls (gpu_kernel_time.h); other presets have
+  // none and price the step's FLOPs at achieved_fraction of the peak.
+  GpuKernelModel kernel_model;
 };
 
 // "v100-16g", "v100-32g", "rtx3090", "a100-40g", "a100-80g", "h100-80g", "h200", or

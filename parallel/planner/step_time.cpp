@@ -119,6 +119,21 @@ ComputeSeconds tallied_compute_seconds(const Layout& l, const DeviceDescription&
   return s;
 }
 
+// The step's compute on a GPU preset, kernel by kernel (gpu_kernel_time.h); the forward
+// is a third of a micro-batch's kernels.
+ComputeSeconds gpu_compute_seconds(const Layout& l, const DeviceDescription& d,
+                                   const StepWork& work, KernelSeconds& kernels) {
+  const KernelSeconds micro_batch =
+      gpu_kernel_seconds(work.micro_batch, d.kernel_model, d.peak_flops);
+  kernels = micro_batch.scaled(l.grad_accum);
+  kernels += gpu_kernel_seconds(work.once, d.kernel_model, d.peak_flops);
+  ComputeSeconds s;
+  s.forward = micro_batch.total() / 3;
+  s.backward = micro_batch.total() - s.forward;
+  s.step = kernels.total();
+  return s;
+}
+
 // An offloaded optimizer's host work: per micro-batch (its gradient added into the sums)
 // and per step (the update), and the copies of a step.
 struct HostSeconds {
@@ -187,11 +202,14 @@ double hiding_compute(Overlap overlap, const ComputeSeconds& s) {
 
 StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescription& d) {
   // One dry run's tally serves the device's compute and an offloaded optimizer's host work.
+  const bool calibrated = d.memory_bandwidth > 0;
+  const bool per_kernel = !calibrated && gpu_kernel_model_applies(d.kernel_model, w.dtype);
   std::optional<StepWork> work;
-  if (d.memory_bandwidth > 0) work = step_work(w, l, d.compute);
-  const ComputeSeconds compute =
-      work ? tallied_compute_seconds(l, d, *work) : compute_seconds(w, l, d);
+  if (calibrated || per_kernel) work = step_work(w, l, d.compute);
   StepTime t;
+  const ComputeSeconds compute = calibrated   ? tallied_compute_seconds(l, d, *work)
+                                 : per_kernel ? gpu_compute_seconds(l, d, *work, t.kernels)
+                                              : compute_seconds(w, l, d);
   t.compute_s = compute.step;
   for (const CollectiveCall& c : step_collectives(w, l, d.compute)) {
     const int ranks = c.group == CommGroup::tensor_parallel ? l.tp : l.dp;

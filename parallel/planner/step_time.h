@@ -7,6 +7,11 @@
 // measured cost at the run's head shape, every other kernel by its bytes at its kind's
 // measured rate, and every kernel call's own cost (which dominates small steps).
 //
+// On a GPU preset with published kernel rates (device.h's kernel_model) and a 16-bit step,
+// compute is the same dry run's kernels priced one by one (gpu_kernel_time.h): GEMMs at
+// cuBLASLt's efficiency for their shape, attention at cuDNN's rate for its head size and
+// length, every other kernel by its bytes at the HBM bandwidth, and a gap per kernel call.
+//
 // Otherwise compute is the step's FLOPs on one rank (parallel/flops.h's forward + backward, a
 // recomputed forward per backward pass with checkpointing, a fused optimizer's extra
 // backward, the optimizer's elementwise update), divided by tp, over the device's
@@ -28,6 +33,7 @@
 #pragma once
 
 #include "parallel/planner/device.h"
+#include "parallel/planner/gpu_kernel_time.h"
 #include "parallel/planner/layout.h"
 
 namespace llmft {
@@ -38,6 +44,8 @@ struct StepTime {
   double exposed_comm_s = 0;  // the part the step waits for
   double host_s = 0;          // an offloaded optimizer's host work and copies not hidden
   double total_s = 0;         // compute_s + exposed_comm_s + host_s
+  // compute_s by kernel class where the GPU kernel model priced it (else all zero).
+  KernelSeconds kernels;
 };
 
 // REQUIRES: a fused optimizer has layout.grad_accum == 1
