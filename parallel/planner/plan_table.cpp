@@ -97,7 +97,7 @@ std::string plan_table(const PlanRequest& r, const PlanResult& result, int top) 
       char line[96];
       std::snprintf(line, sizeof(line), "predicted MFU %.1f%% of %.4g TFLOP/s per device, from ",
                     mfu * 100, r.device.peak_flops / 1e12);
-      os << line << predicted_mfu_basis(r) << "\n";
+      os << line << predicted_mfu_basis(r) << "\n" << predicted_mfu_breakdown(r, chosen);
     }
   }
   if (rejected == 0) return os.str();

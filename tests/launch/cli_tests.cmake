@@ -153,6 +153,11 @@ set_tests_properties(cli_sequence_parallel_two_ranks PROPERTIES FIXTURES_REQUIRE
 cli_failure(plan_no_fit "no layout of llama-65b.*fits 8 x rtx3090.*The smallest"
   plan --model llama-65b --gpus 8 --gpu rtx3090 --optimizer adamw --dtype fp16 --seq-len 512
   --global-batch 8)
+# The GPU time model: on the h200 preset the predicted MFU comes from pricing each kernel,
+# with where the step's time goes (tests/launch/plan_gpu_time_model.sh).
+add_test(NAME cli_plan_gpu_time_model COMMAND bash
+  ${CMAKE_CURRENT_SOURCE_DIR}/launch/plan_gpu_time_model.sh ${llmft})
+set_tests_properties(cli_plan_gpu_time_model PROPERTIES TIMEOUT 60)
 cli_failure(plan_bad_tp "--tp 3 does not divide"
   plan --model llama-7b --gpus 8 --gpu a100-80g --seq-len 512 --global-batch 8 --tp 3)
 # Sequence parallelism forced on where no layout can use it names the option.
