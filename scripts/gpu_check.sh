@@ -175,6 +175,17 @@ bench() { check "$build/bench/bench_gpu_step" --peak-tflops "$peak" "$@"; }
 
 step_bench-llama() {
   bench --model tinyllama-1.1b --batch 8 --seq 2048 --steps 3 "${peer[@]}"
+  # The GPU time model's MFU for the same step (docs/GPU_TIME_MODEL.md), beside the
+  # measured one above, on GPUs whose preset has published kernel rates.
+  local preset
+  case $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) in
+    *H200*) preset=h200 ;;
+    *H100*SXM* | *H100*HBM3*) preset=h100-80g ;;
+    *) echo "no per-kernel time model for this GPU: no predicted MFU"; return ;;
+  esac
+  "$build/llmft" plan --gpu "$preset" --gpus 1 --model tinyllama-1.1b --dtype bf16 \
+    --seq-len 2048 --global-batch 8 --micro-batch 8 --activation-checkpointing 0 |
+    sed -n '/^predicted MFU/,/^$/p'
 }
 
 step_ranks() {
