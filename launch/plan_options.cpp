@@ -35,6 +35,13 @@ const char* const kOffloadHelp =
     "update them there (ZeRO-Offload): auto (the planner decides; off without --auto-plan), "
     "on, off; alone it means on";
 
+const char* const kGradAccumDtypeHelp =
+    "what sgd and adamw sum a step's micro-batch gradients (and tied weights' uses) in: "
+    "fp32 (an fp32 gradient buffer, as Megatron and DeepSpeed keep; with bf16 or fp16 "
+    "weights it doubles the gradients' memory) or stored (the --dtype of the weights, "
+    "rounding each micro-batch's addition); the same with fp32 weights; lomo and adalomo "
+    "keep no summed gradient and ignore it";
+
 const char* const kSequenceParallelHelp =
     "with --tp: the norm and residual regions hold 1/tp of each micro-batch's rows and the "
     "tensor-parallel all-reduces become reduce-scatter + all-gather pairs (Megatron's "
@@ -110,6 +117,8 @@ po::options_description plan_option_descriptions(PlanOptions& o) {
       ("optimizer", po::value(&o.optimizer)->default_value("adamw"), "sgd, adamw, lomo or adalomo")
       ("dtype", po::value(&o.dtype)->default_value("fp32"),
        "stored dtype of weights and gradients: fp32, bf16 or fp16")
+      ("grad-accum-dtype", po::value(&o.grad_accum_dtype)->default_value("fp32"),
+       kGradAccumDtypeHelp)
       ("seq-len", po::value(&o.seq_len)->default_value(128), "tokens per training window")
       ("global-batch", po::value(&o.global_batch)->default_value(8),
        "windows per optimizer step over all ranks: micro-batch x grad-accum x dp")
@@ -149,6 +158,7 @@ PlanRequest plan_request(const PlanOptions& o, const po::variables_map& values) 
   PlanRequest r;
   r.workload.model = io::resolve_model(o.model);
   r.workload.optimizer.kind = parse_optimizer_kind(o.optimizer);
+  r.workload.optimizer.grad_accum_dtype = parse_grad_accum_dtype(o.grad_accum_dtype);
   r.workload.dtype = parse_dtype(o.dtype);
   LLMFT_REQUIRE(r.workload.dtype != DType::i32,
                 "--dtype " << o.dtype << ": weights are fp32, bf16 or fp16");

@@ -27,11 +27,12 @@ std::optional<bool> parse_layout_switch(const std::string& value, const char* op
 // Their help, shared by train and plan.
 extern const char* const kOffloadHelp;
 extern const char* const kSequenceParallelHelp;
+extern const char* const kGradAccumDtypeHelp;
 // The --gpu preset with the overrides applied; errors name the option.
 DeviceDescription describe_device(const ClusterOptions& o);
 
 struct PlanOptions {
-  std::string model, optimizer, dtype;
+  std::string model, optimizer, dtype, grad_accum_dtype;
   ClusterOptions cluster;
   int gpus = 1, seq_len = 0, global_batch = 0, top = 0;
   float clip_grad = 0;

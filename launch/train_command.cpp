@@ -58,6 +58,7 @@ EngineOptions engine_options_from(const TrainOptions& o) {
   e.optimizer.eps = o.eps;
   e.optimizer.weight_decay = o.weight_decay;
   e.optimizer.momentum = o.momentum;
+  e.optimizer.grad_accum_dtype = parse_grad_accum_dtype(o.grad_accum_dtype);
   e.clip_grad = o.clip_grad;
   e.dtype = parse_dtype(o.dtype);
   e.loss_scale = LossScaleConfig{e.dtype == DType::f16, o.initial_loss_scale, o.loss_scale_window};

@@ -92,6 +92,8 @@ po::options_description train_option_descriptions(TrainOptions& o) {
       ("val-data", po::value(&o.val_data)->default_value(""), "validation token file")
       ("grad-accum", po::value(&o.grad_accum)->default_value(1),
        "micro-batches accumulated per optimizer step")
+      ("grad-accum-dtype", po::value(&o.grad_accum_dtype)->default_value("fp32"),
+       kGradAccumDtypeHelp)
       ("seed", po::value<std::string>()->default_value("1234")->notifier(
            [&o](const std::string& text) { o.seed = parse_seed(text, "--seed"); }),
        "seed of the weights and data order (0 to 2^64 - 1)");
@@ -260,6 +262,7 @@ void validate_option_values(const TrainOptions& o) {
                 "--eps must be a positive finite number (got " << o.eps << ")");
   LLMFT_REQUIRE(o.momentum >= 0 && o.momentum < 1, "--momentum must lie in [0, 1)");
   parse_optimizer_kind(o.optimizer);
+  parse_grad_accum_dtype(o.grad_accum_dtype);
   LLMFT_REQUIRE(
       std::isfinite(o.initial_loss_scale) && o.initial_loss_scale >= 1,
       "--initial-loss-scale must be a finite number >= 1 (got " << o.initial_loss_scale << ")");

@@ -20,6 +20,7 @@ struct TrainOptions {
   double comm_timeout;
   float lr, min_lr, weight_decay, clip_grad, beta1, beta2, eps, momentum;
   std::string lr_schedule, optimizer, device_memory, dtype, save_max_shard_size;
+  std::string grad_accum_dtype;          // fp32 or stored (optim/grad_accumulation.h)
   std::string activation_checkpointing;  // as given: all, none or a count
   int checkpointed_blocks = 0;           // resolved for the model (resolve_checkpointing)
   std::string offload_optimizer;         // as given: auto, on or off

@@ -14,6 +14,7 @@
 #include "core/reduce_group.h"
 #include "core/unit_layout.h"
 #include "core/unit_span.h"
+#include "optim/grad_accumulation.h"
 
 namespace llmft {
 
@@ -26,6 +27,8 @@ struct OptimizerConfig {
   float eps = 1e-8f;
   float weight_decay = 0.0f;  // decoupled; applied to parameters marked weight_decay
   float momentum = 0.0f;      // sgd only
+  // What sgd and adamw sum a step's gradients in (optim/grad_accumulation.h).
+  GradAccumDtype grad_accum_dtype = GradAccumDtype::fp32;
 };
 
 // Parses "sgd", "adamw", "lomo", "adalomo"; other names are an Error listing them.

@@ -24,6 +24,7 @@ Engine::Engine(Model& model, Backend& backend, Allocator& allocator, const Engin
       alloc_(allocator),
       options_(options),
       compute_(compute_dtype(backend.compute_rule(), options.dtype)),
+      grad_dtype_(accumulated_grad_dtype(options.optimizer.grad_accum_dtype, options.dtype)),
       scaler_(options.loss_scale) {
   LLMFT_REQUIRE(options_.dtype != DType::i32, "internal: weights cannot be stored as i32");
   alloc_.set_phase("weights and optimizer state");
@@ -101,9 +102,10 @@ void Engine::allocate_unit(int unit, bool stored_grads, bool has_master) {
     // DDP needs the unit, ZeRO-1 the padded unit for its reduce-scatter, ZeRO-2/3 a shard.
     const int64_t grad_elements =
         options_.zero_stage >= 2 ? s.shard : (options_.zero_stage == 1 ? s.padded : s.numel);
-    grad_buffers_.push_back(alloc_.allocate(static_cast<size_t>(grad_elements) * width,
-                                            MemoryCategory::grads, "grads " + name));
-    Tensor grads = grad_buffers_.back().as(dtype, {grad_elements});
+    grad_buffers_.push_back(
+        alloc_.allocate(static_cast<size_t>(grad_elements) * dtype_size(grad_dtype_),
+                        MemoryCategory::grads, "grads " + name));
+    Tensor grads = grad_buffers_.back().as(grad_dtype_, {grad_elements});
     be_.fill(grads, 0.0f);
     stored_.grads.push_back(options_.zero_stage >= 2 ? grads : grads.view(0, {s.numel}));
   }
@@ -351,7 +353,7 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
   std::vector<Buffer> shards;
   if (options_.zero_stage == 1 && !offload_) {
     for (size_t u = 0; u < stored_.grads.size(); ++u) {
-      const Tensor padded = grad_buffers_[u].as(options_.dtype, {shards_[u].padded});
+      const Tensor padded = grad_buffers_[u].as(grad_dtype_, {shards_[u].padded});
       shards.push_back(reduce_scatter(static_cast<int>(u), padded));
     }
   }
@@ -372,7 +374,7 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
   optimizer_->begin_step(++updates_);
   for (size_t u = 0; u < stored_.params.size(); ++u) {
     const int64_t n = spans_[u].size();
-    const Tensor grads = options_.zero_stage == 1   ? shards[u].as(options_.dtype, {n})
+    const Tensor grads = options_.zero_stage == 1   ? shards[u].as(grad_dtype_, {n})
                          : options_.zero_stage >= 2 ? stored_.grads[u].view(0, {n})
                                                     : stored_.grads[u];
     update_accumulated(static_cast<int>(u), grads, stats.lr, scale);
@@ -401,7 +403,7 @@ float Engine::local_square_sum(const std::vector<Buffer>& zero1_shards) {
   for (size_t u = 0; u < stored_.grads.size(); ++u) {
     const int unit = static_cast<int>(u);
     add_square_sum(be_, sum, unit,
-                   options_.zero_stage == 1 ? zero1_shards[u].as(options_.dtype, {shards_[u].shard})
+                   options_.zero_stage == 1 ? zero1_shards[u].as(grad_dtype_, {shards_[u].shard})
                                             : stored_.grads[u],
                    sharded ? shards_[u].begin : 0);
   }

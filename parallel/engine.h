@@ -5,8 +5,9 @@
 //
 // Two kinds of step:
 //  - accumulate (sgd, adamw): every unit has a stored gradient (grads) summed over the
-//    micro-batches; bf16/fp16 weights have f32 master copies (master_params) that the
-//    optimizer updates after backward.
+//    micro-batches, in f32 or in the weights' dtype (OptimizerConfig::grad_accum_dtype,
+//    optim/grad_accumulation.h); bf16/fp16 weights have f32 master copies (master_params)
+//    that the optimizer updates after backward.
 //  - fused (lomo, adalomo): no stored gradients and no master copies; each unit's
 //    gradient exists only from its backward to its update, which happens at once in the
 //    stored dtype. Clipping needs the global norm before the first update, and fp16 must
@@ -224,7 +225,8 @@ class Engine {
   Backend& be_;
   Allocator& alloc_;
   EngineOptions options_;
-  DType compute_;  // the dtype of transient gradients (core/compute_dtype.h)
+  DType compute_;     // the dtype of transient gradients (core/compute_dtype.h)
+  DType grad_dtype_;  // of the stored gradient sums (optim/grad_accumulation.h)
   std::vector<ShardLayout> shards_;
   std::vector<UnitSpan> spans_;  // the part of each unit this rank's optimizer updates
   std::vector<std::vector<UnitSpan>> counted_;  // per unit: elements this rank adds to norms

@@ -15,7 +15,7 @@ WorkingCopies::WorkingCopies(Backend& backend, Allocator& allocator, const UnitT
       dtype_(stored.params[0].dtype),
       compute_(compute_dtype(backend.compute_rule(), dtype_)),
       convert_params_(dtype_ != compute_),
-      own_grads_(transient_grads || (convert_params_ && !stored.grads.empty())),
+      own_grads_(transient_grads || (!stored.grads.empty() && stored.grads[0].dtype != compute_)),
       transient_grads_(transient_grads) {
   const size_t units = stored.params.size();
   const bool passthrough = !convert_params_ && gather_group_ == nullptr;

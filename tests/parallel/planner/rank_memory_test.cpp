@@ -1,7 +1,8 @@
 // The planner's memory against the ZeRO paper's bytes per parameter (Rajbhandari et al. 2020):
 // mixed-precision AdamW keeps 2 + 2 + 12 = 16 B/param replicated; stage 1 4 + 12/N,
 // stage 2 2 + 14/N, stage 3 16/N, plus from stage 2 on the working set of one unit's
-// transient f32 gradient.
+// transient f32 gradient. The paper's gradients are fp16 (--grad-accum-dtype stored);
+// fp32 gradient sums take 4 bytes: 18, 6 + 12/N, 2 + 16/N and 18/N.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -39,20 +40,25 @@ TEST_CASE("ZeRO bytes per parameter at 64 ranks match the ZeRO paper") {
   w.global_batch = 64;
   const double psi = static_cast<double>(parameter_count(w.model));
   const double n = 64;
-  const double expected[] = {16, 4 + 12 / n, 2 + 14 / n, 16 / n};
+  const double stored[] = {16, 4 + 12 / n, 2 + 14 / n, 16 / n};
+  const double fp32[] = {18, 6 + 12 / n, 2 + 16 / n, 18 / n};
   const DeviceDescription device = device_preset("a100-80g");
   for (int stage = 0; stage <= 3; ++stage) {
-    CAPTURE(stage);
-    const Layout layout{64, 1, stage, 1, 1, true};
-    const RankMemory m = predict_rank_memory(w, layout, device);
-    const double formula = expected[stage] * psi;
-    const double working_set = stage >= 2 ? 4 * largest_unit(w.model) : 0;
-    const double predicted = model_state_bytes(m);
-    INFO("predicted " << predicted / psi << " B/param, formula " << expected[stage]);
-    CHECK(predicted >= 0.99 * formula);
-    CHECK(predicted <= 1.01 * (formula + working_set));
-    CHECK(m.overhead == device.overhead_bytes);
-    CHECK(m.peak == total_bytes(m.at_peak) + m.overhead);
+    for (GradAccumDtype accum : {GradAccumDtype::stored, GradAccumDtype::fp32}) {
+      CAPTURE(stage);
+      CAPTURE(grad_accum_dtype_name(accum));
+      w.optimizer.grad_accum_dtype = accum;
+      const Layout layout{64, 1, stage, 1, 1, true};
+      const RankMemory m = predict_rank_memory(w, layout, device);
+      const double formula = (accum == GradAccumDtype::stored ? stored : fp32)[stage] * psi;
+      const double working_set = stage >= 2 ? 4 * largest_unit(w.model) : 0;
+      const double predicted = model_state_bytes(m);
+      INFO("predicted " << predicted / psi << " B/param, formula " << formula / psi);
+      CHECK(predicted >= 0.99 * formula);
+      CHECK(predicted <= 1.01 * (formula + working_set));
+      CHECK(m.overhead == device.overhead_bytes);
+      CHECK(m.peak == total_bytes(m.at_peak) + m.overhead);
+    }
   }
 }
 
