@@ -4,6 +4,8 @@
 #   tests       every Backend hook against the CPU backend in f32/bf16/fp16, training
 #               steps CPU vs GPU with the memory model exact on the GPU allocator, and a
 #               short bf16 run of the llmft binary
+#   cudnn       cuDNN attention's workspace at the benchmarked models' shapes against its
+#               stated bound (core/cuda/cudnn_attention.h), and the calls cuDNN declines
 #   bench-llama tokens/s and MFU (against --peak-tflops, default the H200's 989 dense bf16
 #               TFLOP/s) of TinyLlama-1.1B, and the same step in PyTorch where python3 has
 #               torch and transformers
@@ -43,7 +45,7 @@
 #   --steps    which steps to run (default all), in the order above
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-all_steps=(tests bench-llama attention ranks bench-gpt2 peaks offload sp resume bench-more
+all_steps=(tests cudnn bench-llama attention ranks bench-gpt2 peaks offload sp resume bench-more
   sanitizers)
 usage="usage: scripts/gpu_check.sh [--budget SECONDS] [--steps STEP,STEP...] [--peak-tflops 989]"
 peak=989 budget=420 chosen=$(IFS=,; echo "${all_steps[*]}")
@@ -137,6 +139,10 @@ fi
 header "build (CUDA, for this GPU's architecture)"
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 build=$root/build-gpu
+# cudnn-frontend's headers, where carried (scripts/install_deps.sh fetches them with
+# LLMFT_CUDNN_FRONTEND=.gpu-deps/cudnn-frontend); else CMake looks in the cache.
+frontend=$root/.gpu-deps/cudnn-frontend
+[[ -f $frontend/include/cudnn_frontend.h ]] && cmake_extra+=(-DLLMFT_CUDNN_FRONTEND_DIR="$frontend")
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLMFT_CUDA=ON \
   -DLLMFT_CUDA_ARCHITECTURES="${arch:-90}" "${cmake_extra[@]}" > "$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
@@ -163,6 +169,14 @@ step_tests() {
   check "$build/tests/cuda_tests"
   check "$build/llmft" --device cuda --model llama-tiny --data /tmp/val.tok \
     --val-data /tmp/val.tok --steps 3 --log-every 1 --dtype bf16
+}
+
+step_cudnn() {
+  if ! grep -q "llmft: attention from cuDNN" "$build.configure.log"; then
+    echo "skipped: this build has no cuDNN attention (no cuDNN or no cudnn-frontend)"
+    return
+  fi
+  check "$build/tests/cuda_tests" --test-case="*cuDNN*"
 }
 
 peer=()

@@ -177,7 +177,7 @@ struct CudnnAttention::Graphs {
     return g;
   }
 
-  void execute(Graph& g, std::unordered_map<int64_t, void*>& pointers, cudaStream_t stream) {
+  void execute(Graph& g, std::unordered_map<int64_t, void*>& pointers, CudaStream stream) {
     check_cudnn(cudnnSetStream(handle, stream), "cudnnSetStream");
     fe::error_t status = g.execute(handle, pointers, workspace);
     LLMFT_REQUIRE(status.is_good(), "cuDNN attention failed: " << status.get_message());
@@ -200,7 +200,7 @@ CudnnAttention::~CudnnAttention() {
 }
 
 bool CudnnAttention::forward(void* out, float* lse, const void* qkv, const AttentionDims& dims,
-                             cudaStream_t stream) {
+                             CudaStream stream) {
   if (!aligned(out) || !aligned(lse) || !aligned(qkv)) return false;
   Graph* g = graphs_->graph(dims, false);
   if (g == nullptr) return false;
@@ -216,7 +216,7 @@ bool CudnnAttention::forward(void* out, float* lse, const void* qkv, const Atten
 }
 
 bool CudnnAttention::backward(void* dqkv, const void* dout, const void* qkv, const void* out,
-                              const float* lse, const AttentionDims& dims, cudaStream_t stream) {
+                              const float* lse, const AttentionDims& dims, CudaStream stream) {
   if (!aligned(dqkv) || !aligned(dout) || !aligned(qkv) || !aligned(out) || !aligned(lse)) {
     return false;
   }

@@ -18,15 +18,19 @@
 // Thread-safety: one thread (one handle).
 #pragma once
 
-#include <cuda_runtime.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
 #include "core/dtype.h"
 
+// cudaStream_t's pointee, declared so that code built without CUDA's headers (the GPU
+// tests, which every build compiles) can include this header.
+struct CUstream_st;
+
 namespace llmft::cuda {
+
+using CudaStream = CUstream_st*;  // cudaStream_t
 
 // The shape of one attention call: qkv(B, T, (H + 2 KVH) D), out(B, T, H D), lse(B, H, T).
 struct AttentionDims {
@@ -53,9 +57,9 @@ class CudnnAttention {
   CudnnAttention& operator=(const CudnnAttention&) = delete;
 
   bool forward(void* out, float* lse, const void* qkv, const AttentionDims& dims,
-               cudaStream_t stream);
+               CudaStream stream);
   bool backward(void* dqkv, const void* dout, const void* qkv, const void* out, const float* lse,
-                const AttentionDims& dims, cudaStream_t stream);
+                const AttentionDims& dims, CudaStream stream);
 
   // The workspace cuDNN's plan for this call asks for; -1 when cuDNN does not take it.
   int64_t workspace_needed(const AttentionDims& dims, bool backward);

@@ -14,12 +14,12 @@ bool CudnnAttention::available() {
 CudnnAttention::CudnnAttention() = default;
 CudnnAttention::~CudnnAttention() = default;
 
-bool CudnnAttention::forward(void*, float*, const void*, const AttentionDims&, cudaStream_t) {
+bool CudnnAttention::forward(void*, float*, const void*, const AttentionDims&, CudaStream) {
   return false;
 }
 
 bool CudnnAttention::backward(void*, const void*, const void*, const void*, const float*,
-                              const AttentionDims&, cudaStream_t) {
+                              const AttentionDims&, CudaStream) {
   return false;
 }
 
