@@ -2,14 +2,19 @@
 // arithmetic on small cases computed by hand, its GEMM curve against the published cuBLAS
 // measurements it stands for, its limits (never above the large-GEMM share, flat beyond
 // the attention tables), and on a whole TinyLlama step that the kernels it prices are the
-// step's compute and faster memory never makes a step slower. Everything here is double
-// arithmetic on formulas, the same on every machine: a plain Approx absorbs only the
-// rounding of a few operations.
+// step's compute, faster memory never makes a step slower, and the plan's breakdown adds
+// up to the step. Everything here is double arithmetic on formulas, the same on every
+// machine: a plain Approx absorbs only the rounding of a few operations.
 #include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
 
 #include "parallel/flops.h"
 #include "parallel/planner/device.h"
 #include "parallel/planner/gpu_kernel_time.h"
+#include "parallel/planner/predicted_mfu.h"
 #include "parallel/planner/step_time.h"
 #include "parallel/planner/step_work.h"
 
@@ -147,4 +152,33 @@ TEST_CASE("TinyLlama on an h200: the priced kernels are the step's compute, belo
   Workload f32 = w;
   f32.dtype = DType::f32;
   CHECK(predict_step_time(f32, l, device_preset("h200")).kernels.total() == 0);
+}
+
+TEST_CASE("the plan's breakdown: every class of the step once, adding up to the step") {
+  PlanRequest r;
+  r.workload = tinyllama();
+  r.device = device_preset("h200");
+  const PlanResult result = plan_layouts(r);
+  const Candidate& chosen = chosen_layout(r, result);
+  const std::string breakdown = predicted_mfu_breakdown(r, chosen);
+  std::istringstream lines(breakdown);
+  std::string line;
+  std::getline(lines, line);
+  CHECK(line == "where the chosen step's time goes (what holds the MFU back):");
+  double seconds = 0;
+  int classes = 0;
+  while (std::getline(lines, line)) {
+    const size_t unit = line.find(" s ");
+    REQUIRE(unit != std::string::npos);
+    seconds += std::stod(line.substr(30, unit - 30));  // after "  " and a 28-wide name
+    ++classes;
+  }
+  // Products, attention forward and backward, the 9 memory-bound kinds and the gaps; one
+  // GPU: no communication, no offloaded optimizer.
+  CHECK(classes == 13);
+  // Each printed to 0.1 ms, rounded: 13 half-units at most.
+  CHECK(std::abs(seconds - chosen.time.total_s) <= 13 * 5e-5);
+  // A preset without published kernel rates has no breakdown.
+  r.device = device_preset("a100-80g");
+  CHECK(predicted_mfu_breakdown(r, chosen_layout(r, plan_layouts(r))).empty());
 }
