@@ -49,6 +49,8 @@ cli_failure(unknown_architecture "unsupported architecture \"MistralForCausalLM\
 cli_failure(llama_seq_len_too_long "--seq-len 512 is longer than the context of --model llama-tiny"
   --model llama-tiny --data ${cli_dir}/val.tok --seq-len 512 ${train_outputs})
 cli_failure(bad_dtype "--dtype fp8" --data ${cli_dir}/val.tok --dtype fp8 ${train_outputs})
+cli_failure(bad_grad_accum_dtype "--grad-accum-dtype bf16: unknown value; use fp32.*or stored"
+  --data ${cli_dir}/val.tok --grad-accum-dtype bf16 ${train_outputs})
 cli_failure(lomo_grad_accum "--grad-accum 4 with --optimizer lomo.*nothing to accumulate"
   --data ${cli_dir}/val.tok --optimizer lomo --grad-accum 4 ${train_outputs})
 cli_failure(unknown_optimizer "--optimizer adam: unknown optimizer"
