@@ -90,10 +90,12 @@ ncclConfig_t non_blocking() {
 
 class NcclRequest : public CommRequest {
  public:
-  NcclRequest(std::shared_ptr<NcclCommunicator::Handle> nccl, std::unique_ptr<OwnedEvent> done,
-              cudaStream_t compute, std::string description, double timeout_seconds)
+  NcclRequest(std::shared_ptr<NcclCommunicator::Handle> nccl, std::shared_ptr<OwnedEvent> done,
+              std::shared_ptr<NcclWatchdog> watchdog, cudaStream_t compute, std::string description,
+              double timeout_seconds)
       : nccl_(std::move(nccl)),
         done_(std::move(done)),
+        watchdog_(std::move(watchdog)),
         compute_(compute),
         description_(std::move(description)),
         timeout_seconds_(timeout_seconds) {}
@@ -111,9 +113,16 @@ class NcclRequest : public CommRequest {
     LLMFT_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_->get(), 0));
   }
 
+  void wait_on_device() override {
+    settled(*nccl_, description_);  // refuses an aborted communicator, throws NCCL's error
+    LLMFT_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_->get(), 0));
+    watchdog_->watch(done_, description_, timeout_seconds_);
+  }
+
  private:
   std::shared_ptr<NcclCommunicator::Handle> nccl_;
-  std::unique_ptr<OwnedEvent> done_;
+  std::shared_ptr<OwnedEvent> done_;
+  std::shared_ptr<NcclWatchdog> watchdog_;
   cudaStream_t compute_;
   std::string description_;
   double timeout_seconds_;
@@ -158,6 +167,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl,
   try {
     LLMFT_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
     LLMFT_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
+    int world_rank = 0;  // what the watchdog's error names
+    LLMFT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+    watchdog_ = std::make_shared<NcclWatchdog>(backend_.device(), world_rank);
     if (nccl_) return;  // made by split()
     ncclUniqueId id;
     if (rank_ == 0) check_launch(ncclGetUniqueId(&id), "making the unique id");
@@ -216,9 +228,9 @@ std::unique_ptr<CommRequest> NcclCommunicator::run(Collective collective, size_t
   // A non-blocking communicator may still be enqueueing the collective (ncclInProgress):
   // it is on the stream, and the communicator usable again, once it has settled.
   if (launched == ncclInProgress) wait_settled(*nccl_, description, timeout_seconds_);
-  auto done = std::make_unique<OwnedEvent>();
+  auto done = std::make_shared<OwnedEvent>();
   LLMFT_CUDA_CHECK(cudaEventRecord(done->get(), stream_.get()));
-  return std::make_unique<NcclRequest>(nccl_, std::move(done), compute, description,
+  return std::make_unique<NcclRequest>(nccl_, std::move(done), watchdog_, compute, description,
                                        timeout_seconds_);
 }
 

@@ -13,7 +13,10 @@
 // collective first makes that stream wait for the work queued so far on the compute stream
 // (an event), runs there, and records a completion event. wait() polls the completion
 // event and NCCL's asynchronous error until done, then makes the compute stream wait for
-// it, so later kernels see the result. Groups split with shared resources still run one
+// it, so later kernels see the result; wait_on_device() only makes the compute stream wait
+// for it (the host does not block), checking NCCL's asynchronous error once and handing the
+// completion event to the watchdog, which ends the process if it is not done within the
+// timeout (comm/nccl_watchdog.h). Groups split with shared resources still run one
 // after another inside NCCL (it orders the kernels of communicators sharing resources on
 // one internal stream): overlapping a data-parallel with a tensor-parallel collective needs
 // splits with resources of their own (splitShare = 0), which costs NCCL's buffers again
@@ -48,6 +51,7 @@
 #include "comm/abort_family.h"
 #include "comm/communicator.h"
 #include "comm/cuda_stream_order.h"
+#include "comm/nccl_watchdog.h"
 #include "core/cuda/cuda_backend.h"
 
 namespace llmft {
@@ -105,6 +109,8 @@ class NcclCommunicator : public Communicator {
   CudaBackend& backend_;
   OwnedStream stream_;         // where this group's collectives run
   OwnedEvent compute_queued_;  // marks the compute stream's work a collective waits for
+  // Bounds the collectives waited for on the device; shared with requests.
+  std::shared_ptr<NcclWatchdog> watchdog_;
   double timeout_seconds_;
   std::string group_name_;
   std::string context_;

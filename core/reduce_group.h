@@ -4,7 +4,9 @@
 // communicate without core depending on comm/. comm's Communicator is one.
 //
 // A reduction is non-blocking: it returns a CommRequest to wait on, so a layer can start
-// it as soon as its input is ready and compute something else meanwhile.
+// it as soon as its input is ready and compute something else meanwhile. A result that
+// only later device work reads is waited for on the device (wait_on_device), which need
+// not block the host; one the host reads (a scalar, a copy to host memory) with wait().
 #pragma once
 
 #include <memory>
@@ -20,6 +22,10 @@ class CommRequest {
   virtual ~CommRequest() = default;
   // Blocks until the collective completes.
   virtual void wait() = 0;
+  // Makes work queued on the compute queue from now on run after the collective; returns
+  // without blocking the host where the transport can (NCCL), and still fails within the
+  // transport's timeout (comm/nccl_watchdog.h). Host-memory transports: the same as wait().
+  virtual void wait_on_device() { wait(); }
 };
 
 class ReduceGroup {

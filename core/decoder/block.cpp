@@ -28,13 +28,13 @@ std::unique_ptr<CommRequest> BlockContext::start_tp_reduce(Tensor t, ReduceOp op
 }
 
 void BlockContext::tp_reduce(Tensor t, ReduceOp op) const {
-  if (auto request = start_tp_reduce(t, op)) request->wait();
+  if (auto request = start_tp_reduce(t, op)) request->wait_on_device();
 }
 
 Tensor BlockContext::gather_rows(Buffer& buffer, Tensor local, const std::string& what) const {
   if (!sequence_parallel) return local;
   Tensor all = take(buffer, {shape.rows(), local.dim(-1)}, MemoryCategory::workspace, what);
-  tp_group->all_gather(local, all)->wait();
+  tp_group->all_gather(local, all)->wait_on_device();
   return all;
 }
 
@@ -49,7 +49,7 @@ std::unique_ptr<CommRequest> BlockContext::start_reduce_rows(Tensor partial, Ten
 }
 
 void BlockContext::reduce_rows(Tensor partial, Tensor local) const {
-  if (auto request = start_reduce_rows(partial, local)) request->wait();
+  if (auto request = start_reduce_rows(partial, local)) request->wait_on_device();
 }
 
 Tensor BlockContext::attention_input(Tensor qkv) const {

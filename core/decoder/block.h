@@ -43,7 +43,7 @@ struct BlockContext {
   }
   // Starts reducing t in place over the tensor-parallel group (null when there is none).
   std::unique_ptr<CommRequest> start_tp_reduce(Tensor t, ReduceOp op = ReduceOp::sum) const;
-  // The same, waiting for it.
+  // The same, waited for on the device: later kernels read the result (CommRequest).
   void tp_reduce(Tensor t, ReduceOp op = ReduceOp::sum) const;
 
   // Rows of the residual stream this rank holds: all of them, or 1/tp of them under
@@ -58,7 +58,7 @@ struct BlockContext {
   // Starts that sum: an all-reduce of `local` in place, or under sequence parallelism a
   // reduce-scatter of `partial` into `local` (null without a group).
   std::unique_ptr<CommRequest> start_reduce_rows(Tensor partial, Tensor local) const;
-  // The same, waiting for it.
+  // The same, waited for on the device: later kernels read the result (CommRequest).
   void reduce_rows(Tensor partial, Tensor local) const;
 
   // Takes a buffer of `shape` in the activations' dtype and returns its tensor view.

@@ -17,7 +17,7 @@ void column_parallel_backward(const BlockContext& ctx, Tensor dinp, Tensor dweig
   ctx.be.linear_backward(partial, false, Tensor(), Tensor(), dout, inp, weight);
   std::unique_ptr<CommRequest> sum = ctx.start_reduce_rows(partial, dinp);
   ctx.be.linear_backward(Tensor(), false, dweight, dbias, dout, inp, weight);
-  if (sum) sum->wait();
+  if (sum) sum->wait_on_device();
 }
 
 }  // namespace llmft

@@ -1,6 +1,7 @@
 // The NCCL communicator under mpiexec, one rank per visible GPU: every collective in every
 // dtype gives what the MPI communicator gives on host copies of the same data (values
-// whose sums are exact in bf16 and fp16, so any summation order agrees), two large
+// whose sums are exact in bf16 and fp16, so any summation order agrees), a sum waited for
+// on the device is what later compute-stream work reads, two large
 // all-reduces queued back to back both complete with the right sums, and a rank that
 // never joins a collective ends the others' wait with the timeout error, naming the
 // collective and the group (with two GPUs or more; on one, a collective held behind a
@@ -137,6 +138,22 @@ TEST_CASE("NCCL collectives give the MPI communicator's results") {
   DeviceTensor one(alloc, *backend, DType::f32, {1.0f});
   half->all_reduce(one.tensor, ReduceOp::sum)->wait();
   CHECK(one.values(*backend)[0] == static_cast<float>(half->size()));
+}
+
+TEST_CASE("a sum waited for on the device is what later work on the compute stream reads") {
+  std::unique_ptr<Backend> backend = gpu();
+  Allocator alloc(backend->memory(), 0);
+  NcclCommunicator nccl(MPI_COMM_WORLD, dynamic_cast<CudaBackend&>(*backend), 60);
+  const int rank = nccl.rank(), size = nccl.size();
+  const int n = 1 << 20;
+  DeviceTensor t(alloc, *backend, DType::f32, exact_values(rank, n));
+  nccl.all_reduce(t.tensor, ReduceOp::sum)->wait_on_device();
+  std::vector<float> expected(n, 0.0f);
+  for (int r = 0; r < size; ++r) {
+    const std::vector<float> part = exact_values(r, n);
+    for (int i = 0; i < n; ++i) expected[i] += part[i];
+  }
+  CHECK(t.values(*backend) == expected);  // a copy on the compute stream, after the sum
 }
 
 TEST_CASE("NCCL's buffers, warmed before the slab, are measured, and collectives add none") {
