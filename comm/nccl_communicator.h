@@ -20,8 +20,8 @@
 // after another inside NCCL (it orders the kernels of communicators sharing resources on
 // one internal stream): overlapping a data-parallel with a tensor-parallel collective needs
 // splits with resources of their own (splitShare = 0), which costs NCCL's buffers again
-// per group (0.5-1.5 GiB per GPU on NVLink, parallel/planner/device.cpp) and needs the
-// groups warmed before the backend reserves its slab, which the mesh's groups are not yet.
+// per group (0.5-1.5 GiB per GPU on NVLink, parallel/planner/device.cpp, whose presets
+// count one communicator's worth for all the groups, as sharing allows).
 //
 // Aborts: a wait that passes the timeout, that a failure notice from another rank ends,
 // or that finds NCCL's asynchronous error aborts the NCCL communicator (ncclCommAbort)
