@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -152,29 +153,40 @@ bool shape_supported(const AttentionDims& d) {
 
 struct CudnnAttention::Graphs {
   using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+  // A built graph, or why cuDNN declined the call (graph null).
+  struct Built {
+    std::shared_ptr<Graph> graph;
+    std::string declined;
+  };
   cudnnHandle_t handle = nullptr;
   void* workspace = nullptr;
-  // Built graphs per shape, dtype and direction; null where cuDNN declined the shape.
-  std::map<Key, std::shared_ptr<Graph>> built;
+  std::map<Key, Built> built;  // per dtype, shape and direction
 
-  // The graph for this call, built on first use; null where cuDNN declines it.
-  Graph* graph(const AttentionDims& d, bool backward) {
+  // The graph for this call, built on first use.
+  const Built& graph(const AttentionDims& d, bool backward) {
     const Key key{static_cast<int>(d.type), d.B, d.T, d.H, d.KVH, d.D, backward};
     auto found = built.find(key);
     if (found == built.end()) found = built.emplace(key, build(d, backward)).first;
-    return found->second.get();
+    return found->second;
   }
 
-  std::shared_ptr<Graph> build(const AttentionDims& d, bool backward) const {
-    if (!shape_supported(d)) return nullptr;
+  Built build(const AttentionDims& d, bool backward) const {
+    if (!shape_supported(d)) {
+      return {nullptr, "not 16-bit, a head size not a multiple of 8 up to 128, or H % KVH != 0"};
+    }
     std::shared_ptr<Graph> g = backward ? backward_graph(d) : forward_graph(d);
     g->deselect_workspace_greater_than(static_cast<int64_t>(kWorkspaceBytes));
-    if (g->build(handle, {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}).is_bad()) return nullptr;
+    try {  // the frontend's descriptors throw where its graph calls return errors
+      fe::error_t status = g->build(handle, {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+      if (status.is_bad()) return {nullptr, status.get_message()};
+    } catch (const fe::cudnnException& e) {
+      return {nullptr, e.what()};
+    }
     int64_t bytes = 0;
     if (g->get_workspace_size(bytes).is_bad() || bytes > static_cast<int64_t>(kWorkspaceBytes)) {
-      return nullptr;
+      return {nullptr, "its plan needs " + std::to_string(bytes) + " bytes of workspace"};
     }
-    return g;
+    return {g, ""};
   }
 
   void execute(Graph& g, std::unordered_map<int64_t, void*>& pointers, CudaStream stream) {
@@ -202,7 +214,7 @@ CudnnAttention::~CudnnAttention() {
 bool CudnnAttention::forward(void* out, float* lse, const void* qkv, const AttentionDims& dims,
                              CudaStream stream) {
   if (!aligned(out) || !aligned(lse) || !aligned(qkv)) return false;
-  Graph* g = graphs_->graph(dims, false);
+  Graph* g = graphs_->graph(dims, false).graph.get();
   if (g == nullptr) return false;
   auto* packed = static_cast<char*>(const_cast<void*>(qkv));
   const int64_t head_bytes = dims.D * static_cast<int64_t>(dtype_size(dims.type));
@@ -220,7 +232,7 @@ bool CudnnAttention::backward(void* dqkv, const void* dout, const void* qkv, con
   if (!aligned(dqkv) || !aligned(dout) || !aligned(qkv) || !aligned(out) || !aligned(lse)) {
     return false;
   }
-  Graph* g = graphs_->graph(dims, true);
+  Graph* g = graphs_->graph(dims, true).graph.get();
   if (g == nullptr) return false;
   auto* packed = static_cast<char*>(const_cast<void*>(qkv));
   auto* dpacked = static_cast<char*>(dqkv);
@@ -240,10 +252,14 @@ bool CudnnAttention::backward(void* dqkv, const void* dout, const void* qkv, con
 }
 
 int64_t CudnnAttention::workspace_needed(const AttentionDims& dims, bool backward) {
-  const Graph* g = graphs_->graph(dims, backward);
+  const Graph* g = graphs_->graph(dims, backward).graph.get();
   int64_t bytes = -1;
   if (g != nullptr && g->get_workspace_size(bytes).is_bad()) bytes = -1;
   return bytes;
+}
+
+std::string CudnnAttention::why_declined(const AttentionDims& dims, bool backward) {
+  return graphs_->graph(dims, backward).declined;
 }
 
 }  // namespace llmft::cuda

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "core/dtype.h"
 
@@ -63,6 +64,8 @@ class CudnnAttention {
 
   // The workspace cuDNN's plan for this call asks for; -1 when cuDNN does not take it.
   int64_t workspace_needed(const AttentionDims& dims, bool backward);
+  // Why cuDNN does not take this call ("" when it does).
+  std::string why_declined(const AttentionDims& dims, bool backward);
 
  private:
   struct Graphs;

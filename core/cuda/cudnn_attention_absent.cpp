@@ -27,4 +27,8 @@ int64_t CudnnAttention::workspace_needed(const AttentionDims&, bool) {
   return -1;
 }
 
+std::string CudnnAttention::why_declined(const AttentionDims&, bool) {
+  return "this build has no cuDNN (LLMFT_CUDNN off)";
+}
+
 }  // namespace llmft::cuda

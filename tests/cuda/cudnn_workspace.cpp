@@ -12,8 +12,10 @@
 namespace llmft::cuda {
 namespace {
 
-std::string needed_text(int64_t bytes) {
-  return bytes < 0 ? std::string("declined (our kernels run it)")
+// "N bytes", or why cuDNN declines the call (our kernels then run it).
+std::string needed_text(CudnnAttention& cudnn, const AttentionDims& d, bool backward) {
+  const int64_t bytes = cudnn.workspace_needed(d, backward);
+  return bytes < 0 ? "declined (" + cudnn.why_declined(d, backward) + ")"
                    : std::to_string(bytes) + " bytes";
 }
 
@@ -37,8 +39,8 @@ TEST_CASE("cuDNN attention's workspace at the benchmarked models' shapes fits th
     const int64_t forward = cudnn.workspace_needed(d, false);
     const int64_t backward = cudnn.workspace_needed(d, true);
     MESSAGE(s.model << " B " << d.B << " T " << d.T << " H " << d.H << " KVH " << d.KVH << " D "
-                    << d.D << ": forward " << needed_text(forward) << ", backward "
-                    << needed_text(backward) << "; bound " << CudnnAttention::kWorkspaceBytes
+                    << d.D << ": forward " << needed_text(cudnn, d, false) << ", backward "
+                    << needed_text(cudnn, d, true) << "; bound " << CudnnAttention::kWorkspaceBytes
                     << " bytes");
     // Every plan chosen fits the bound (those that do not are never chosen), and cuDNN's
     // forward takes these standard shapes.
