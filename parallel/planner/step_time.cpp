@@ -207,9 +207,14 @@ StepTime predict_step_time(const Workload& w, const Layout& l, const DeviceDescr
   std::optional<StepWork> work;
   if (calibrated || per_kernel) work = step_work(w, l, d.compute);
   StepTime t;
-  const ComputeSeconds compute = calibrated   ? tallied_compute_seconds(l, d, *work)
-                                 : per_kernel ? gpu_compute_seconds(l, d, *work, t.kernels)
-                                              : compute_seconds(w, l, d);
+  ComputeSeconds compute;
+  if (calibrated) {
+    compute = tallied_compute_seconds(l, d, *work);
+  } else if (per_kernel) {
+    compute = gpu_compute_seconds(l, d, *work, t.kernels);
+  } else {
+    compute = compute_seconds(w, l, d);
+  }
   t.compute_s = compute.step;
   for (const CollectiveCall& c : step_collectives(w, l, d.compute)) {
     const int ranks = c.group == CommGroup::tensor_parallel ? l.tp : l.dp;
