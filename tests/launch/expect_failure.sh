@@ -3,18 +3,21 @@
 # core dump), an error on stderr matching PATTERN, and none of the --absent paths left.
 # With --one-line, stderr must be exactly one line; with --once (a job of several ranks,
 # where the launcher adds its own lines), exactly one line holds "error:" and none
-# MPI_Abort's report.
-# usage: expect_failure.sh PATTERN [--one-line|--once] [--absent PATH]... -- COMMAND...
+# MPI_Abort's report. With --skippable, exit code 77 (the command cannot run here, e.g. no
+# GPU) is passed on for ctest's SKIP_RETURN_CODE.
+# usage: expect_failure.sh PATTERN [--one-line|--once] [--skippable] [--absent PATH]... -- COMMAND...
 set -uo pipefail
 pattern=$1
 shift
 one_line=0
 once=0
+skippable=0
 absent=()
 while [[ $# -gt 0 && $1 != "--" ]]; do
   case $1 in
     --one-line) one_line=1 ;;
     --once) once=1 ;;
+    --skippable) skippable=1 ;;
     --absent) absent+=("$2"); shift ;;
     *) echo "expect_failure.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -30,6 +33,7 @@ rm -f "$stderr_file"
 echo "exit code $code; stderr:"
 echo "$stderr_text"
 fail() { echo "FAILED: $1"; exit 1; }
+if [[ $skippable -eq 1 && $code -eq 77 ]]; then exit 77; fi
 [[ $code -ne 0 ]] || fail "the command succeeded"
 [[ $code -lt 128 ]] || fail "the command died from a signal (exit $code)"
 grep -Eq -- "$pattern" <<< "$stderr_text" || fail "stderr does not match /$pattern/"
