@@ -122,7 +122,7 @@ std::shared_ptr<Graph> forward_graph(const AttentionDims& d) {
 }
 
 // Backward: dq, dk, dv (into the packed dqkv) from q, k, v, out, dout and the statistics.
-std::shared_ptr<Graph> backward_graph(const AttentionDims& d) {
+std::shared_ptr<Graph> backward_graph(const AttentionDims& d, bool deterministic) {
   auto g = new_graph(d.type);
   const QkvTensors in = qkv_inputs(*g, d);
   auto out = input(*g, "out", kOut, qkv_dims(d, d.H), out_strides(d));
@@ -133,7 +133,7 @@ std::shared_ptr<Graph> backward_graph(const AttentionDims& d) {
                      .set_name("attention_backward")
                      .set_causal_mask(true)
                      .set_attn_scale(attention_scale(d))
-                     .set_deterministic_algorithm(true);
+                     .set_deterministic_algorithm(deterministic);
   auto [dq, dk, dv] = g->sdpa_backward(in.q, in.k, in.v, out, dout, stats, options);
   set_output(dq, kDq, qkv_dims(d, d.H), qkv_strides(d));
   set_output(dk, kDk, qkv_dims(d, d.KVH), qkv_strides(d));
@@ -158,6 +158,7 @@ struct CudnnAttention::Graphs {
     std::shared_ptr<Graph> graph;
     std::string declined;
   };
+  bool deterministic = true;  // the backward's algorithm
   cudnnHandle_t handle = nullptr;
   void* workspace = nullptr;
   std::map<Key, Built> built;  // per dtype, shape and direction
@@ -174,7 +175,7 @@ struct CudnnAttention::Graphs {
     if (!shape_supported(d)) {
       return {nullptr, "not 16-bit, a head size not a multiple of 8 up to 128, or H % KVH != 0"};
     }
-    std::shared_ptr<Graph> g = backward ? backward_graph(d) : forward_graph(d);
+    std::shared_ptr<Graph> g = backward ? backward_graph(d, deterministic) : forward_graph(d);
     g->deselect_workspace_greater_than(static_cast<int64_t>(kWorkspaceBytes));
     try {  // the frontend's descriptors throw where its graph calls return errors
       fe::error_t status = g->build(handle, {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
@@ -200,7 +201,8 @@ bool CudnnAttention::available() {
   return true;
 }
 
-CudnnAttention::CudnnAttention() : graphs_(std::make_unique<Graphs>()) {
+CudnnAttention::CudnnAttention(bool deterministic) : graphs_(std::make_unique<Graphs>()) {
+  graphs_->deterministic = deterministic;
   check_cudnn(cudnnCreate(&graphs_->handle), "cudnnCreate");
   LLMFT_CUDA_CHECK(cudaMalloc(&graphs_->workspace, kWorkspaceBytes));
 }

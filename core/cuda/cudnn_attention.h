@@ -7,7 +7,8 @@
 // the caller then runs our own kernels (core/cuda/attention*.cu). Forward writes the lse
 // our kernels write (cuDNN's softmax statistics: the natural-log log-sum-exp of the scaled
 // scores, (B, H, T) f32), so either backward reads either forward's. The backward asks
-// cuDNN for its deterministic algorithm: runs repeat bit for bit, as with our kernels.
+// cuDNN for its deterministic algorithm unless told otherwise: runs then repeat bit for
+// bit, as with our kernels.
 //
 // Built graphs are kept per shape and dtype. The workspace is one buffer of
 // kWorkspaceBytes allocated at construction (with the handle), so that the backend counts
@@ -51,8 +52,9 @@ class CudnnAttention {
   // Whether this build has cuDNN attention.
   static bool available();
 
-  // Creates the handle and the workspace (nothing without cuDNN).
-  CudnnAttention();
+  // Creates the handle and the workspace (nothing without cuDNN). deterministic: the
+  // backward's algorithm (else cuDNN's faster one, which adds dQ's parts atomically).
+  explicit CudnnAttention(bool deterministic = true);
   ~CudnnAttention();
   CudnnAttention(const CudnnAttention&) = delete;
   CudnnAttention& operator=(const CudnnAttention&) = delete;

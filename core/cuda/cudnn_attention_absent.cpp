@@ -11,7 +11,7 @@ bool CudnnAttention::available() {
   return false;
 }
 
-CudnnAttention::CudnnAttention() = default;
+CudnnAttention::CudnnAttention(bool) {}
 CudnnAttention::~CudnnAttention() = default;
 
 bool CudnnAttention::forward(void*, float*, const void*, const AttentionDims&, CudaStream) {

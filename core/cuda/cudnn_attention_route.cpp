@@ -8,13 +8,18 @@
 namespace llmft::cuda {
 namespace {
 
-// LLMFT_CUDNN_ATTENTION: "off" turns cuDNN attention off; "on" or unset leaves it on.
-bool turned_off_by_environment() {
+// What LLMFT_CUDNN_ATTENTION asks for (cudnn_attention_route.h).
+enum class CudnnChoice { deterministic, nondeterministic, off };
+
+CudnnChoice choice_from_environment() {
   const char* value = std::getenv("LLMFT_CUDNN_ATTENTION");
   const std::string text = value == nullptr ? "on" : value;
-  LLMFT_REQUIRE(text == "on" || text == "off",
-                "LLMFT_CUDNN_ATTENTION is '" << text << "': set it to on or off (or unset it)");
-  return text == "off";
+  if (text == "on") return CudnnChoice::deterministic;
+  if (text == "nondeterministic") return CudnnChoice::nondeterministic;
+  LLMFT_REQUIRE(text == "off", "LLMFT_CUDNN_ATTENTION is '"
+                                   << text
+                                   << "': set it to on, nondeterministic or off (or unset it)");
+  return CudnnChoice::off;
 }
 
 // The dims of a call over qkv(B, T, (H + 2 KVH) D) (the backend has checked that its
@@ -31,8 +36,9 @@ bool is_f32(const Tensor& lse) {
 }  // namespace
 
 CudnnAttentionRoute::CudnnAttentionRoute() {
-  if (CudnnAttention::available() && !turned_off_by_environment()) {
-    cudnn_ = std::make_unique<CudnnAttention>();
+  const CudnnChoice choice = choice_from_environment();
+  if (CudnnAttention::available() && choice != CudnnChoice::off) {
+    cudnn_ = std::make_unique<CudnnAttention>(choice == CudnnChoice::deterministic);
   }
 }
 

@@ -7,8 +7,11 @@
 // (note_upload), and forgets a tensor that is overwritten on the device (forget): positions
 // it has not seen uploaded go to our kernels. This costs no synchronisation.
 //
-// LLMFT_CUDNN_ATTENTION=off (environment) sends every call to our kernels and allocates
-// nothing; "on" or unset: cuDNN where it takes the call.
+// LLMFT_CUDNN_ATTENTION (environment): "on" or unset, cuDNN where it takes the call, with
+// its deterministic backward; "nondeterministic", its faster backward (dQ summed with
+// atomics, so runs no longer repeat bit for bit; on Hopper with cuDNN before 9.25 the
+// deterministic one needs B H T^2 2 bytes of workspace and so declines long sequences);
+// "off", every call to our kernels and nothing allocated.
 #pragma once
 
 #include <cuda_runtime.h>
