@@ -27,6 +27,10 @@ std::string describe_workload(const Workload& w) {
   os << w.model.name << " (" << parameter_count_text(static_cast<double>(parameter_count(w.model)))
      << " parameters), " << optimizer_kind_name(w.optimizer.kind) << ", " << dtype_name(w.dtype)
      << ", seq-len " << w.seq_len << ", global batch " << w.global_batch;
+  if (w.dtype != DType::f32 && !is_fused(w.optimizer.kind)) {
+    os << ", gradient sums in "
+       << dtype_name(accumulated_grad_dtype(w.optimizer.grad_accum_dtype, w.dtype));
+  }
   return os.str();
 }
 

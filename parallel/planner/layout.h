@@ -41,7 +41,8 @@ struct Layout {
 // The memory model's shape of rank (dp_rank, tp_rank) of the layout.
 RunShape run_shape(const Workload& workload, const Layout& layout, int dp_rank, int tp_rank);
 
-// "llama-7b (6.74B parameters), adamw, bf16, seq-len 512, global batch 64".
+// "llama-7b (6.74B parameters), adamw, bf16, seq-len 512, global batch 64, gradient sums
+// in fp32" (the gradient sums' dtype with 16-bit weights and sgd or adamw).
 std::string describe_workload(const Workload& workload);
 
 // "dp 2 x tp 4, ZeRO-1, micro-batch 2 x 4 accumulated, checkpointing 8 blocks, optimizer
