@@ -4,7 +4,10 @@
 // default), so the optimizer sees a gradient rounded once per addition in f32; stored sums
 // in the weights' own dtype, rounding every micro-batch's addition to 8 (bf16) or 11
 // (fp16) significant bits, at half the gradients' memory. With f32 weights both are the
-// same; LOMO and AdaLomo keep no accumulated gradient, so it does not apply to them.
+// same; LOMO and AdaLomo keep no accumulated gradient, so it does not apply to them; an
+// offloaded optimizer (parallel/optimizer_offload.h) sums on the host in f32 either way.
+// Where the backend computes in the weights' dtype (GPUs), each micro-batch's gradient is
+// still formed in it and then added into the f32 sum (parallel/working_copies.h).
 #pragma once
 
 #include <string>
