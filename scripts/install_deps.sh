@@ -51,13 +51,19 @@ if nvcc_found && [[ ! -f $frontend/include/cudnn_frontend.h ]]; then
   echo "install_deps: fetching cudnn-frontend's headers into $frontend"
   # Downloaded and unpacked beside the destination, which receives include/ whole or not
   # at all; what is left on the way out is removed however the script ends.
-  mkdir -p "$frontend"
+  mkdir -p "$(dirname "$frontend")"
   staged=$(mktemp -d "$frontend.XXXXXX")
   trap 'rm -rf "$staged"' EXIT
-  python3 -m venv "$staged/venv"
-  "$staged/venv/bin/pip" download -q --no-deps --only-binary=:all: -d "$staged" \
-    nvidia-cudnn-frontend
-  python3 -m zipfile -e "$staged"/nvidia_cudnn_frontend-*.whl "$staged/wheel"
-  rm -rf "$frontend/include"
-  mv "$staged/wheel/include" "$frontend/include"
+  # Optional: without it (no package index reachable) the build runs attention on our own
+  # kernels, so a failed fetch is reported, not fatal.
+  if python3 -m venv "$staged/venv" &&
+    "$staged/venv/bin/pip" download -q --no-deps --only-binary=:all: -d "$staged" \
+      nvidia-cudnn-frontend &&
+    python3 -m zipfile -e "$staged"/nvidia_cudnn_frontend-*.whl "$staged/wheel"; then
+    mkdir -p "$frontend"
+    rm -rf "$frontend/include"
+    mv "$staged/wheel/include" "$frontend/include"
+  else
+    echo "install_deps: could not fetch cudnn-frontend: attention will run on llmft's own kernels"
+  fi
 fi
