@@ -78,7 +78,9 @@ std::vector<OptimizerState> AdaLomo::state(int unit) const {
 }
 
 void AdaLomo::sum_slices(Tensor t, bool split) const {
-  if (split && tensor_parallel_) tensor_parallel_->all_reduce(t, ReduceOp::sum)->wait();
+  if (split && tensor_parallel_) {
+    tensor_parallel_->all_reduce(t, ReduceOp::sum)->wait_on_device();
+  }
 }
 
 void AdaLomo::update_unit(int unit, const UnitLayout& layout, UnitSpan, Tensor params, Tensor grads,

@@ -188,7 +188,7 @@ double Engine::backward(bool reduce, const UpdateNow* update_now) {
   if (pending.empty()) return 0.0;
   // How long compute waits for the reductions compute did not hide.
   be_.record(*waits_start_, Queue::compute);
-  for (auto& request : pending) request->wait();
+  for (auto& request : pending) request->wait_on_device();
   be_.record(*waits_end_, Queue::compute);
   be_.synchronize(*waits_end_);
   return be_.elapsed_seconds(*waits_start_, *waits_end_);
@@ -232,7 +232,8 @@ TpSlice Engine::tp_slice() const {
 }
 
 void Engine::all_reduce(const Tensor& t) {
-  if (options_.data_parallel) options_.data_parallel->all_reduce(t, ReduceOp::sum)->wait();
+  if (options_.data_parallel)
+    options_.data_parallel->all_reduce(t, ReduceOp::sum)->wait_on_device();
 }
 
 Engine::Scatter Engine::start_reduce_scatter(int unit, const Tensor& padded) {
@@ -252,13 +253,13 @@ Engine::Scatter Engine::start_reduce_scatter(int unit, const Tensor& padded) {
 
 Buffer Engine::reduce_scatter(int unit, const Tensor& padded) {
   Scatter scatter = start_reduce_scatter(unit, padded);
-  if (scatter.request) scatter.request->wait();
+  if (scatter.request) scatter.request->wait_on_device();
   return std::move(scatter.shard);
 }
 
 void Engine::finish_scatter(std::optional<Scatter>& scatter) {
   if (!scatter) return;
-  if (scatter->request) scatter->request->wait();
+  if (scatter->request) scatter->request->wait_on_device();
   const int unit = scatter->unit;
   be_.add_inplace(stored_.grads[unit], scatter->shard.as(compute_, {shards_[unit].shard}));
   work_->release_grads(unit);
@@ -273,7 +274,7 @@ void Engine::all_gather_shards(int unit, const Tensor& full) {
                                    MemoryCategory::comm_buffers, "weight shard");
   Tensor mine = staging.as(full.dtype, {s.shard});
   be_.copy(mine, full.view(s.begin, {s.shard}));
-  options_.data_parallel->all_gather(mine, full)->wait();
+  options_.data_parallel->all_gather(mine, full)->wait_on_device();
 }
 
 Buffer Engine::gather(int unit, const Tensor& shard) const {
@@ -282,7 +283,7 @@ Buffer Engine::gather(int unit, const Tensor& shard) const {
                                 MemoryCategory::comm_buffers, "gathered unit");
   Tensor out = full.as(shard.dtype, {s.padded});
   if (options_.data_parallel) {
-    options_.data_parallel->all_gather(shard, out)->wait();
+    options_.data_parallel->all_gather(shard, out)->wait_on_device();
   } else {
     be_.copy(out, shard);
   }

@@ -50,7 +50,7 @@ void WorkingCopies::acquire_params(const std::vector<int>& units) {
     Tensor whole = stored_.params[u];
     Buffer gathered;
     if (gather_group_ != nullptr) {
-      gathers_[u]->wait();
+      gathers_[u]->wait_on_device();
       gathers_[u].reset();
       gathered = std::move(gathering_[u]);
       whole = gathered.as(dtype_, {s.padded}).view(0, {s.numel});
