@@ -98,7 +98,7 @@ class NcclCommunicator : public Communicator {
  private:
   NcclCommunicator(MPI_Comm comm, std::shared_ptr<Handle> nccl, CudaBackend& backend,
                    double timeout_seconds, std::string group_name);
-  // Orders the communication stream after the compute stream's queued work, counts the
+  // Orders this group's stream after the compute stream's queued work, counts the
   // call, runs `launch` there, and returns the request that waits for it.
   template <typename Launch>
   std::unique_ptr<CommRequest> run(Collective collective, size_t bytes, Launch&& launch);
