@@ -204,7 +204,9 @@ bool CudnnAttention::available() {
 CudnnAttention::CudnnAttention(bool deterministic) : graphs_(std::make_unique<Graphs>()) {
   graphs_->deterministic = deterministic;
   check_cudnn(cudnnCreate(&graphs_->handle), "cudnnCreate");
-  LLMFT_CUDA_CHECK(cudaMalloc(&graphs_->workspace, kWorkspaceBytes));
+  const cudaError_t allocated = cudaMalloc(&graphs_->workspace, kWorkspaceBytes);
+  if (allocated != cudaSuccess) cudnnDestroy(graphs_->handle);  // no destructor runs then
+  LLMFT_CUDA_CHECK(allocated);
 }
 
 CudnnAttention::~CudnnAttention() {

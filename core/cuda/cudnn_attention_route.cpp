@@ -37,13 +37,19 @@ bool is_f32(const Tensor& lse) {
 
 CudnnAttentionRoute::CudnnAttentionRoute() {
   const CudnnChoice choice = choice_from_environment();
-  if (CudnnAttention::available() && choice != CudnnChoice::off) {
+  if (!CudnnAttention::available() || choice == CudnnChoice::off) return;
+  try {
     cudnn_ = std::make_unique<CudnnAttention>(choice == CudnnChoice::deterministic);
+  } catch (const Error& e) {
+    cudnn_failure_ = e.what();
+    cudaGetLastError();  // a failed allocation must not fail the next kernel launch's check
   }
 }
 
-const char* CudnnAttentionRoute::describe() const {
-  return enabled() ? "cuDNN attention" : "attention on our kernels";
+std::string CudnnAttentionRoute::describe() const {
+  if (enabled()) return "cuDNN attention";
+  if (cudnn_failure_.empty()) return "attention on our kernels";
+  return "attention on our kernels (cuDNN could not start: " + cudnn_failure_ + ")";
 }
 
 void CudnnAttentionRoute::note_upload(const Tensor& dst, const void* host_src) {

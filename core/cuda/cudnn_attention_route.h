@@ -11,12 +11,14 @@
 // its deterministic backward; "nondeterministic", its faster backward (dQ summed with
 // atomics, so runs no longer repeat bit for bit; on Hopper with cuDNN before 9.25 the
 // deterministic one needs B H T^2 2 bytes of workspace and so declines long sequences);
-// "off", every call to our kernels and nothing allocated.
+// "off", every call to our kernels and nothing allocated. Where cuDNN cannot start (its
+// handle or workspace fails) every call goes to our kernels, and describe() says why.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "core/cuda/cudnn_attention.h"
@@ -30,8 +32,9 @@ class CudnnAttentionRoute {
 
   // Whether cuDNN may run attention here (built in and not turned off).
   bool enabled() const { return cudnn_ != nullptr; }
-  // "cuDNN attention" or "attention on our kernels", for the backend's describe().
-  const char* describe() const;
+  // "cuDNN attention" or "attention on our kernels" (with why, where cuDNN could not
+  // start), for the backend's describe().
+  std::string describe() const;
 
   void note_upload(const Tensor& dst, const void* host_src);
   void forget(const Tensor& dst);
@@ -46,6 +49,7 @@ class CudnnAttentionRoute {
   bool one_sample_per_row(const Tensor& positions) const;
 
   std::unique_ptr<CudnnAttention> cudnn_;
+  std::string cudnn_failure_;  // why cuDNN could not start ("" if it did or was not asked)
   // Uploaded (B, T) i32 tensors by address: whether each row holds one sample.
   std::unordered_map<const void*, bool> one_sample_rows_;
 };
