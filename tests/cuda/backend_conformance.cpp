@@ -524,8 +524,10 @@ TEST_CASE("cuDNN attention (causal, grouped queries) against the CPU") {
       CAPTURE(std::string(dtype_name(dt)));
       CAPTURE(s.D);
       Pair p;
-      if (p.gpu->describe().find("cuDNN attention") == std::string::npos) {
-        MESSAGE("this build has no cuDNN attention: nothing to check");
+      const std::string described = p.gpu->describe();
+      CHECK_MESSAGE(described.find("cuDNN could not start") == std::string::npos, described);
+      if (described.find("cuDNN attention") == std::string::npos) {
+        MESSAGE("no cuDNN attention here (" << described << "): nothing to check");
         return;
       }
       const int64_t W = (s.H + 2 * s.KVH) * s.D;
