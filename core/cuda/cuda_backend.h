@@ -9,9 +9,9 @@
 // handle and workspace, cuDNN's for attention (core/cuda/cudnn_attention_route.h) and a
 // scratch for reductions, launches every kernel once (module loading is lazy), and
 // measures what all that left free (cudaMemGetInfo): the difference from the device's
-// total is the fixed overhead, reported on its own. The slab for the
-// tracking allocator (core/cuda/cuda_memory.h) is reserved later, at the first memory()
-// or memory_capacity(), so that the communicators a run creates first (NCCL's buffers,
+// total is the fixed overhead, reported on its own. The slab for the tracking allocator
+// (core/cuda/cuda_memory.h) is reserved later, at the first memory() or
+// memory_capacity(), so that the communicators a run creates first (NCCL's buffers,
 // warmed by Communicator::warm_up) keep their memory outside it: the growth of device use
 // between the two measurements is the communicator overhead. The slab is `memory_bytes`,
 // or the free memory less kRuntimeReserve for what the runtime still allocates lazily.
