@@ -139,8 +139,8 @@ fi
 header "build (CUDA, for this GPU's architecture)"
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 build=$root/build-gpu
-# cudnn-frontend's headers, where carried (scripts/install_deps.sh fetches them with
-# LLMFT_CUDNN_FRONTEND=.gpu-deps/cudnn-frontend); else CMake looks in the cache.
+# cudnn-frontend's headers, where carried (scripts/gpu_deps.sh copies them from where
+# scripts/install_deps.sh fetched them); else CMake looks in the cache.
 frontend=$root/.gpu-deps/cudnn-frontend
 [[ -f $frontend/include/cudnn_frontend.h ]] && cmake_extra+=(-DLLMFT_CUDNN_FRONTEND_DIR="$frontend")
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLMFT_CUDA=ON \

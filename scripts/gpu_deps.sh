@@ -7,7 +7,9 @@
 #    doctest, PMIx and hwloc's plugins), and
 #  - the packages of every shared library that llmft's built programs load here (the
 #    build in LLMFT_BUILD_DIR, default build/, made first by scripts/build.sh), except the
-#    C and C++ runtimes and CUDA's libraries, which every such machine has.
+#    C and C++ runtimes and CUDA's libraries, which every such machine has, and
+#  - cudnn-frontend's headers (cudnn-frontend/include), where scripts/install_deps.sh
+#    fetched them, for the cuDNN attention build.
 # gpu_check.sh unpacks them into a prefix of its own there, never into /.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,7 +47,14 @@ fresh=$(mktemp -d "$root/.gpu-deps.XXXXXX")
 trap 'rm -rf "$fresh"' EXIT
 # shellcheck disable=SC2086  # one package per word
 (cd "$fresh" && apt-get download -qq "${build_packages[@]}" $runtime_packages)
+frontend=${LLMFT_CUDNN_FRONTEND:-$HOME/.cache/llmft/cudnn-frontend}
+if [[ -f $frontend/include/cudnn_frontend.h ]]; then
+  mkdir "$fresh/cudnn-frontend"
+  cp -r "$frontend/include" "$fresh/cudnn-frontend/include"
+else
+  echo "gpu_deps.sh: no cudnn-frontend headers in $frontend (scripts/install_deps.sh fetches them): the GPU build will run attention on llmft's own kernels" >&2
+fi
 rm -rf "$dir"
 mv "$fresh" "$dir"
 chmod 755 "$dir"
-echo "$(ls "$dir" | wc -l) packages, $(du -sh "$dir" | cut -f1), in $dir"
+echo "$(ls "$dir"/*.deb | wc -l) packages, $(du -sh "$dir" | cut -f1), in $dir"
