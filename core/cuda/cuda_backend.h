@@ -62,9 +62,9 @@ class CudaBackend : public Backend {
   bool host_memory() const override { return false; }
   DeviceMemory& host_pool_memory() override { return pinned_; }
   void synchronize() override;
-  // The streams behind Queue::compute and Queue::communication (for NCCL).
+  // The stream behind Queue::compute (NCCL's communicators order their own streams
+  // after it).
   cudaStream_t compute_stream() const { return compute_; }
-  cudaStream_t communication_stream() const { return communication_; }
   int device() const { return device_; }
 
   std::unique_ptr<Event> create_event() override;
