@@ -38,8 +38,12 @@ std::vector<AdaLomoStatistic> adalomo_statistics(const UnitLayout& layout, TpSli
     }
     // Columns: a column split holds one block of them; otherwise every rank holds all.
     const bool split = p.tp_split == TpSplit::columns;
-    statistics.push_back({i, false, p.full_shape[1], offset + p.shape[0],
-                          {{0, split ? slice.rank * p.shape[1] : 0, p.shape[1]}}, !split});
+    statistics.push_back({i,
+                          false,
+                          p.full_shape[1],
+                          offset + p.shape[0],
+                          {{0, split ? slice.rank * p.shape[1] : 0, p.shape[1]}},
+                          !split});
     offset += p.shape[0] + p.shape[1];
   }
   return statistics;
