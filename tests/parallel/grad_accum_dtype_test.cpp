@@ -5,11 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <vector>
 
-#include "tests/support/test_models.h"
-#include "tests/support/test_trainer.h"
+#include "tests/support/gradient_reference.h"
 
 using namespace llmft;
 using testing::family_config;
@@ -22,65 +20,12 @@ constexpr int kMicroBatches = 32;
 // of the step's gradient is its own gradient / 32 exactly (no rounding in the scaling).
 constexpr int kSeq = 16;
 
-struct Batches {
-  std::vector<std::vector<int32_t>> inputs, targets;
-  std::vector<MicroBatch> micro_batches;
-};
-
-Batches random_batches(int vocab) {
-  std::mt19937_64 rng(35);
-  Batches b;
-  for (int m = 0; m < kMicroBatches; ++m) {
-    b.inputs.push_back(testing::random_tokens(kSeq, vocab, rng));
-    b.targets.push_back(testing::random_tokens(kSeq, vocab, rng));
-  }
-  for (int m = 0; m < kMicroBatches; ++m) {
-    b.micro_batches.push_back(MicroBatch{1, kSeq, b.inputs[m].data(), b.targets[m].data()});
-  }
-  return b;
-}
-
-EngineOptions bf16_sgd(GradAccumDtype accum) {
-  EngineOptions o;
-  o.dtype = DType::bf16;
-  o.optimizer.kind = OptimizerKind::sgd;
-  o.optimizer.grad_accum_dtype = accum;
-  o.schedule = LrSchedule{LrShape::constant, 1e-3f, 1e-3f, 0, 1};
-  return o;
-}
-
-std::vector<float> all_grads(const Engine& engine) {
-  std::vector<float> all;
-  for (size_t u = 0; u < engine.model().units().size(); ++u) {
-    const std::vector<float> g = engine.read_grads(static_cast<int>(u));
-    all.insert(all.end(), g.begin(), g.end());
-  }
-  return all;
-}
-
 // The step's gradient: one step over all micro-batches with the seeded initial weights.
-std::vector<float> step_gradient(const ModelConfig& c, const Batches& b, GradAccumDtype accum) {
-  testing::TestTrainer t(c, bf16_sgd(accum));
-  t.engine->train_step(b.micro_batches, 1);
-  return all_grads(*t.engine);
-}
-
-// The fp64 sum over micro-batches of each one's f32 gradient / 32, each computed alone (a
-// step of one micro-batch) from the same seeded bf16 weights, restored after every step.
-std::vector<double> reference_gradient(const ModelConfig& c, const Batches& b) {
-  testing::TestTrainer t(c, bf16_sgd(GradAccumDtype::fp32));
-  const size_t units = t.model->units().size();
-  std::vector<std::vector<float>> initial;
-  for (size_t u = 0; u < units; ++u) initial.push_back(t.engine->read_params(static_cast<int>(u)));
-  std::vector<double> sum;
-  for (int m = 0; m < kMicroBatches; ++m) {
-    for (size_t u = 0; u < units; ++u) t.engine->write_params(static_cast<int>(u), initial[u]);
-    t.engine->train_step({b.micro_batches[m]}, 1);
-    const std::vector<float> g = all_grads(*t.engine);
-    sum.resize(g.size(), 0.0);
-    for (size_t i = 0; i < g.size(); ++i) sum[i] += static_cast<double>(g[i]) / kMicroBatches;
-  }
-  return sum;
+std::vector<float> step_gradient(const ModelConfig& c, const std::vector<MicroBatch>& batches,
+                                 GradAccumDtype accum) {
+  testing::TestTrainer t(c, testing::bf16_sgd(accum, 1e-3f));
+  t.engine->train_step(batches, 1);
+  return testing::all_grads(*t.engine);
 }
 
 // ||got - want|| / ||want|| over every element of the model.
@@ -110,10 +55,10 @@ TEST_CASE("fp32 gradient accumulation of bf16 weights over 32 micro-batches meet
   for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
     // GPT-2 ties its embeddings (two uses per micro-batch add into one gradient).
     const ModelConfig c = family_config(family, {97, kSeq, 32, 2, 4, 0, 64});
-    const Batches b = random_batches(c.vocab_size);
-    const std::vector<double> reference = reference_gradient(c, b);
-    const std::vector<float> fp32 = step_gradient(c, b, GradAccumDtype::fp32);
-    const std::vector<float> stored = step_gradient(c, b, GradAccumDtype::stored);
+    const testing::WindowBatches b = testing::random_windows(c.vocab_size, kMicroBatches, kSeq);
+    const std::vector<double> reference = testing::reference_gradient(c, b.micro_batches);
+    const std::vector<float> fp32 = step_gradient(c, b.micro_batches, GradAccumDtype::fp32);
+    const std::vector<float> stored = step_gradient(c, b.micro_batches, GradAccumDtype::stored);
     REQUIRE(fp32.size() == reference.size());
     REQUIRE(stored.size() == reference.size());
     const double fp32_norm = norm_relative_error(fp32, reference);

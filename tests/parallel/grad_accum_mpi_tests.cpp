@@ -9,13 +9,11 @@
 #include <mpi.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "comm/mpi_communicator.h"
-#include "tests/support/test_models.h"
-#include "tests/support/test_trainer.h"
+#include "tests/support/gradient_reference.h"
 
 using namespace llmft;
 using testing::family_config;
@@ -27,65 +25,6 @@ constexpr int kPerRank = 8;
 // of the step's gradient is its own gradient / (micro-batches of all ranks), a power of two
 // with 2 or 4 ranks, so the scaling is exact.
 constexpr int kSeq = 16;
-
-struct Batches {
-  std::vector<std::vector<int32_t>> inputs, targets;
-  std::vector<MicroBatch> all;  // every rank's, rank by rank
-};
-
-Batches random_batches(int vocab, int count) {
-  std::mt19937_64 rng(35);
-  Batches b;
-  for (int m = 0; m < count; ++m) {
-    b.inputs.push_back(testing::random_tokens(kSeq, vocab, rng));
-    b.targets.push_back(testing::random_tokens(kSeq, vocab, rng));
-  }
-  for (int m = 0; m < count; ++m) {
-    b.all.push_back(MicroBatch{1, kSeq, b.inputs[m].data(), b.targets[m].data()});
-  }
-  return b;
-}
-
-EngineOptions bf16_sgd(GradAccumDtype accum) {
-  EngineOptions o;
-  o.dtype = DType::bf16;
-  o.optimizer.kind = OptimizerKind::sgd;
-  o.optimizer.grad_accum_dtype = accum;
-  o.schedule = LrSchedule{LrShape::constant, 1.0f, 1.0f, 0, 1};
-  return o;
-}
-
-std::vector<float> all_params(const Engine& engine) {
-  std::vector<float> all;
-  for (size_t u = 0; u < engine.model().units().size(); ++u) {
-    const std::vector<float> p = engine.read_params(static_cast<int>(u));
-    all.insert(all.end(), p.begin(), p.end());
-  }
-  return all;
-}
-
-// The fp64 mean-loss gradient of all micro-batches, each one's f32 gradient computed alone
-// on this rank from the same seeded bf16 weights.
-std::vector<double> reference_gradient(const ModelConfig& c, const Batches& b) {
-  testing::TestTrainer t(c, bf16_sgd(GradAccumDtype::fp32));
-  const size_t units = t.model->units().size();
-  std::vector<std::vector<float>> initial;
-  for (size_t u = 0; u < units; ++u) initial.push_back(t.engine->read_params(static_cast<int>(u)));
-  std::vector<double> sum;
-  const double count = static_cast<double>(b.all.size());
-  for (const MicroBatch& mb : b.all) {
-    for (size_t u = 0; u < units; ++u) t.engine->write_params(static_cast<int>(u), initial[u]);
-    t.engine->train_step({mb}, 1);
-    std::vector<float> g;
-    for (size_t u = 0; u < units; ++u) {
-      const std::vector<float> part = t.engine->read_grads(static_cast<int>(u));
-      g.insert(g.end(), part.begin(), part.end());
-    }
-    sum.resize(g.size(), 0.0);
-    for (size_t i = 0; i < g.size(); ++i) sum[i] += static_cast<double>(g[i]) / count;
-  }
-  return sum;
-}
 
 // The norm-relative error of the gradient one step applied, beyond what reading it from the
 // masters can add: new master = fl(old - 1 x g) is off by at most half an ulp, 2^-24 of
@@ -109,22 +48,24 @@ TEST_CASE("fp32 gradient sums meet fp64 under every ZeRO stage and offload; bf16
   MpiCommunicator world(MPI_COMM_WORLD, 60);
   // GPT-2 ties its embeddings (two uses per micro-batch add into one gradient).
   const ModelConfig c = family_config(ModelFamily::gpt2, {97, kSeq, 32, 2, 4, 0, 64});
-  const Batches b = random_batches(c.vocab_size, kPerRank * world.size());
-  const std::vector<double> reference = reference_gradient(c, b);
-  const std::vector<MicroBatch> mine(b.all.begin() + kPerRank * world.rank(),
-                                     b.all.begin() + kPerRank * (world.rank() + 1));
+  const testing::WindowBatches b =
+      testing::random_windows(c.vocab_size, kPerRank * world.size(), kSeq);
+  const std::vector<MicroBatch>& all = b.micro_batches;
+  const std::vector<double> reference = testing::reference_gradient(c, all);
+  const std::vector<MicroBatch> mine(all.begin() + kPerRank * world.rank(),
+                                     all.begin() + kPerRank * (world.rank() + 1));
   for (bool offload : {false, true}) {
     for (int zero = 0; zero <= 3; ++zero) {
       double errors[2] = {0, 0};
       for (GradAccumDtype accum : {GradAccumDtype::fp32, GradAccumDtype::stored}) {
-        EngineOptions o = bf16_sgd(accum);
+        EngineOptions o = testing::bf16_sgd(accum, 1.0f);
         o.data_parallel = &world;
         o.zero_stage = zero;
         testing::TestTrainer t(c, o, 0, 1, {}, nullptr, 0, offload);
-        const std::vector<float> before = all_params(*t.engine);
+        const std::vector<float> before = testing::all_params(*t.engine);
         t.engine->train_step(mine, 1);
         errors[accum == GradAccumDtype::stored] =
-            applied_gradient_error(before, all_params(*t.engine), reference);
+            applied_gradient_error(before, testing::all_params(*t.engine), reference);
       }
       CAPTURE(zero);
       CAPTURE(offload);
