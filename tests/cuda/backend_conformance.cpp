@@ -419,6 +419,36 @@ TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
   }
 }
 
+struct AttentionShape {
+  int64_t B, T, H, KVH, D;
+};
+
+// Training attention's tensors on both backends (qkv and positions given): forward, then
+// backward into a dqkv of 7s, each checked against the CPU under `label`.
+struct AttentionTwins {
+  Pair::Twin out, lse, dout, dqkv;
+};
+AttentionTwins attention_against_cpu(Pair& p, DType dt, const AttentionShape& s,
+                                     const Pair::Twin& qkv, const Pair::Twin& positions,
+                                     const std::string& label) {
+  const int64_t W = (s.H + 2 * s.KVH) * s.D;
+  AttentionTwins a{p.constant(dt, {s.B, s.T, s.H * s.D}, 0.0f),
+                   p.constant(DType::f32, {s.B, s.H, s.T}, 0.0f),
+                   {},
+                   {}};
+  p.cpu.attention_forward(a.out.cpu, a.lse.cpu, qkv.cpu, positions.cpu, s.H, s.KVH, 0);
+  p.gpu->attention_forward(a.out.gpu, a.lse.gpu, qkv.gpu, positions.gpu, s.H, s.KVH, 0);
+  p.expect_close({a.out, a.lse}, (label + "attention_forward").c_str());
+  a.dout = p.random(dt, {s.B, s.T, s.H * s.D});
+  a.dqkv = p.constant(dt, {s.B, s.T, W}, 7.0f);
+  p.cpu.attention_backward(a.dqkv.cpu, a.dout.cpu, qkv.cpu, a.out.cpu, a.lse.cpu, positions.cpu,
+                           s.H, s.KVH);
+  p.gpu->attention_backward(a.dqkv.gpu, a.dout.gpu, qkv.gpu, a.out.gpu, a.lse.gpu, positions.gpu,
+                            s.H, s.KVH);
+  p.expect_close({a.dqkv}, (label + "attention_backward").c_str());
+  return a;
+}
+
 // bf16/fp16 at these head sizes run on tensor cores (core/cuda/attention_tensor_cores.cu;
 // the allocator's 512-byte granularity keeps every tensor 16-byte aligned), f32 on the
 // f32-arithmetic kernels; the case above (head size 16) runs those in every dtype. Query
@@ -427,9 +457,6 @@ TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
 TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
   // Our kernels, not cuDNN's (the case below), which would take the one-sample rows.
   const ScopedEnvironment own_kernels("LLMFT_CUDNN_ATTENTION", "off");
-  struct AttentionShape {
-    int64_t B, T, H, KVH, D;
-  };
   const AttentionShape shapes[] = {{2, 150, 4, 2, 64},
                                    {1, 70, 3, 1, 128},
                                    {1, 65, 2, 2, 32},
@@ -444,19 +471,7 @@ TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
       auto qkv = p.random(dt, {s.B, s.T, W});
       for (const int64_t sample : {int64_t{0}, int64_t{50}}) {
         CAPTURE(sample);
-        auto positions = p.positions(s.B, s.T, 0, sample);
-        auto out = p.constant(dt, {s.B, s.T, s.H * s.D}, 0.0f);
-        auto lse = p.constant(DType::f32, {s.B, s.H, s.T}, 0.0f);
-        p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, positions.cpu, s.H, s.KVH, 0);
-        p.gpu->attention_forward(out.gpu, lse.gpu, qkv.gpu, positions.gpu, s.H, s.KVH, 0);
-        p.expect_close({out, lse}, "attention_forward");
-        auto dout = p.random(dt, {s.B, s.T, s.H * s.D});
-        auto dqkv = p.constant(dt, {s.B, s.T, W}, 7.0f);
-        p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, positions.cpu, s.H,
-                                 s.KVH);
-        p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, positions.gpu, s.H,
-                                  s.KVH);
-        p.expect_close({dqkv}, "attention_backward");
+        attention_against_cpu(p, dt, s, qkv, p.positions(s.B, s.T, 0, sample), "");
       }
       const int64_t queries = 5, first = s.T - 10;
       auto step_out = p.constant(dt, {s.B, queries, s.H * s.D}, 0.0f);
@@ -515,9 +530,6 @@ struct OwnKernels {
 // and 4) and none, head sizes 32 to 128, rows past one tile, and positions of a continuous
 // stream from 5 (one sample per row). A build without cuDNN has nothing to check here.
 TEST_CASE("cuDNN attention (causal, grouped queries) against the CPU") {
-  struct AttentionShape {
-    int64_t B, T, H, KVH, D;
-  };
   const AttentionShape shapes[] = {{2, 150, 4, 2, 64}, {1, 200, 8, 2, 128}, {2, 70, 6, 6, 32}};
   for (const AttentionShape& s : shapes) {
     for (DType dt : {DType::bf16, DType::f16}) {
@@ -533,18 +545,8 @@ TEST_CASE("cuDNN attention (causal, grouped queries) against the CPU") {
       const int64_t W = (s.H + 2 * s.KVH) * s.D;
       auto qkv = p.random(dt, {s.B, s.T, W});
       auto positions = p.positions(s.B, s.T, 5);
-      auto out = p.constant(dt, {s.B, s.T, s.H * s.D}, 0.0f);
-      auto lse = p.constant(DType::f32, {s.B, s.H, s.T}, 0.0f);
-      p.cpu.attention_forward(out.cpu, lse.cpu, qkv.cpu, positions.cpu, s.H, s.KVH, 0);
-      p.gpu->attention_forward(out.gpu, lse.gpu, qkv.gpu, positions.gpu, s.H, s.KVH, 0);
-      p.expect_close({out, lse}, "cuDNN attention_forward");
-      auto dout = p.random(dt, {s.B, s.T, s.H * s.D});
-      auto dqkv = p.constant(dt, {s.B, s.T, W}, 7.0f);
-      p.cpu.attention_backward(dqkv.cpu, dout.cpu, qkv.cpu, out.cpu, lse.cpu, positions.cpu, s.H,
-                               s.KVH);
-      p.gpu->attention_backward(dqkv.gpu, dout.gpu, qkv.gpu, out.gpu, lse.gpu, positions.gpu, s.H,
-                                s.KVH);
-      p.expect_close({dqkv}, "cuDNN attention_backward");
+      const AttentionTwins a = attention_against_cpu(p, dt, s, qkv, positions, "cuDNN ");
+      const Pair::Twin &out = a.out, &lse = a.lse, &dout = a.dout, &dqkv = a.dqkv;
 
       OwnKernels own;
       const Tensor own_out = own.copy_of(p, out.gpu), own_lse = own.copy_of(p, lse.gpu);
