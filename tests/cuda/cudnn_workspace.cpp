@@ -42,10 +42,13 @@ TEST_CASE("cuDNN attention's workspace at the benchmarked models' shapes fits th
       CAPTURE(s.model);
       const int64_t forward = cudnn.workspace_needed(d, false);
       const int64_t backward = cudnn.workspace_needed(d, true);
-      MESSAGE(s.model << " B " << d.B << " T " << d.T << " H " << d.H << " KVH " << d.KVH << " D "
-                      << d.D << ": forward " << needed_text(cudnn, d, false) << ", backward"
-                      << (deterministic ? " (deterministic) " : " ") << needed_text(cudnn, d, true)
-                      << "; bound " << CudnnAttention::kWorkspaceBytes << " bytes");
+      // Strings, not char pointers: doctest prints a const char* as its address.
+      MESSAGE(std::string(s.model)
+              << " B " << d.B << " T " << d.T << " H " << d.H << " KVH " << d.KVH << " D " << d.D
+              << ": forward " << needed_text(cudnn, d, false)
+              << std::string(deterministic ? ", backward (deterministic) " : ", backward ")
+              << needed_text(cudnn, d, true) << "; bound " << CudnnAttention::kWorkspaceBytes
+              << " bytes");
       // Every plan chosen fits the bound (those that do not are never chosen), and cuDNN's
       // forward takes these standard shapes.
       CHECK(forward >= 0);

@@ -118,9 +118,11 @@ void check_parity(const ModelConfig& c, int T, OptimizerKind kind, bool checkpoi
   } else {
     CHECK(first_cpu_loss - last_cpu_loss > 3 * kBf16StepGap * last_cpu_loss);
   }
-  MESSAGE(family_name(c.family) << " " << std::string(optimizer_kind_name(kind)) << " "
-                                << std::string(dtype_name(dtype)) << " head size " << c.head_dim()
-                                << (checkpointing ? " checkpointed: " : ": ") << gaps.summary());
+  // Strings, not char pointers: doctest prints a const char* as its address.
+  MESSAGE(std::string(family_name(c.family))
+          << " " << std::string(optimizer_kind_name(kind)) << " " << std::string(dtype_name(dtype))
+          << " head size " << c.head_dim() << std::string(checkpointing ? " checkpointed: " : ": ")
+          << gaps.summary());
   RunShape shape{2, T, dtype, checkpointing ? ModelOptions::kAllBlocks : 0, o.optimizer, true};
   shape.compute = gpu.be->compute_rule();
   const MemoryPrediction predicted = predict_memory(c, shape);
