@@ -57,42 +57,4 @@ inline unsigned blocks_for(int64_t n, int threads) {
   return static_cast<unsigned>((n + threads - 1) / threads);
 }
 
-// Streaming kernels give each thread kPerThread elements, a block's threads side by side
-// (coalesced) kPerThread times over, and load all of a thread's before storing any: with
-// one 2-byte load per thread too few bytes are in flight to reach the memory's bandwidth
-// (PyTorch's elementwise kernels do the same).
-constexpr int kPerThread = 4;
-
-// Blocks of `threads` covering n elements, kPerThread each.
-inline unsigned element_blocks(int64_t n, int threads) {
-  return blocks_for(n, threads * kPerThread);
-}
-
-// Element k (< kPerThread) of this thread in block `block` of a run of elements.
-__device__ __forceinline__ int64_t element_index_in(unsigned block, int k) {
-  return (block * static_cast<int64_t>(kPerThread) + k) * blockDim.x + threadIdx.x;
-}
-// The same along the grid's x axis.
-__device__ __forceinline__ int64_t element_index(int k) {
-  return element_index_in(blockIdx.x, k);
-}
-
-// This thread's elements index(0 .. kPerThread - 1), those below n: first what
-// load_one(i) reads of each (a Loaded), then store_one(i, loaded) for each.
-template <typename Loaded, typename Index, typename Load, typename Store>
-__device__ __forceinline__ void stream_elements(int64_t n, Index index, Load load_one,
-                                                Store store_one) {
-  Loaded loaded[kPerThread];
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = index(k);
-    if (i < n) loaded[k] = load_one(i);
-  }
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int64_t i = index(k);
-    if (i < n) store_one(i, loaded[k]);
-  }
-}
-
 }  // namespace llmft::cuda

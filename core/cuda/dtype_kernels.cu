@@ -1,10 +1,12 @@
 // Fill, convert, accumulate, sums of squares, column sums and a vector repeated down rows
-// on the GPU, for any float dtype.
+// on the GPU, for any float dtype. Fill, convert and accumulate move a pack of elements per
+// thread (vector_access.cuh): 16-byte accesses where every operand is aligned.
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/column_sums.cuh"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
+#include "core/cuda/vector_access.cuh"
 
 namespace llmft::cuda {
 namespace {
@@ -12,16 +14,22 @@ namespace {
 constexpr int kThreads = 256;
 
 template <typename T>
-__global__ void fill_kernel(T* x, float value, int64_t n) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < n) x[i] = store<T>(value);
+__global__ void fill_kernel(T* x, float value, int64_t n, bool aligned) {
+  const PackSpan s = pack_span(pack_index_in(blockIdx.x), n, aligned);
+  if (s.count == 0) return;
+  float v[kPack];
+#pragma unroll
+  for (int k = 0; k < kPack; ++k) v[k] = value;
+  store_pack(x, v, s);
 }
 
 template <typename D, typename S>
-__global__ void convert_kernel(D* dst, const S* src, int64_t n) {
-  stream_elements<float>(
-      n, element_index, [&](int64_t i) { return load(src[i]); },
-      [&](int64_t i, float x) { dst[i] = store<D>(x); });
+__global__ void convert_kernel(D* dst, const S* src, int64_t n, bool aligned) {
+  const PackSpan s = pack_span(pack_index_in(blockIdx.x), n, aligned);
+  if (s.count == 0) return;
+  float v[kPack];
+  load_pack(v, src, s);
+  store_pack(dst, v, s);
 }
 
 template <typename T>
@@ -31,10 +39,15 @@ __global__ void repeat_rows_kernel(T* out, int64_t ld, const T* row, int64_t row
 }
 
 template <typename A, typename X>
-__global__ void add_kernel(A* acc, const X* x, int64_t n) {
-  stream_elements<float>(
-      n, element_index, [&](int64_t i) { return load(acc[i]) + load(x[i]); },
-      [&](int64_t i, float sum) { acc[i] = store<A>(sum); });
+__global__ void add_kernel(A* acc, const X* x, int64_t n, bool aligned) {
+  const PackSpan s = pack_span(pack_index_in(blockIdx.x), n, aligned);
+  if (s.count == 0) return;
+  float sum[kPack], addend[kPack];
+  load_pack(sum, acc, s);
+  load_pack(addend, x, s);
+#pragma unroll
+  for (int k = 0; k < kPack; ++k) sum[k] = sum[k] + addend[k];
+  store_pack(acc, sum, s);
 }
 
 // Block b sums the squares of elements b, b + kSumBlocks x kThreads, ... (each thread a
@@ -74,7 +87,8 @@ void fill(void* x, DType type, float value, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   dispatch_float(type, [&](auto t) {
     using T = decltype(t);
-    fill_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(static_cast<T*>(x), value, n);
+    fill_kernel<<<pack_blocks(n, kThreads), kThreads, 0, stream>>>(static_cast<T*>(x), value, n,
+                                                                   aligned_for_packs(x));
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }
@@ -86,8 +100,9 @@ void convert(void* dst, DType dst_type, const void* src, DType src_type, int64_t
     dispatch_float(src_type, [&](auto s) {
       using D = decltype(d);
       using S = decltype(s);
-      convert_kernel<<<element_blocks(n, kThreads), kThreads, 0, stream>>>(
-          static_cast<D*>(dst), static_cast<const S*>(src), n);
+      convert_kernel<<<pack_blocks(n, kThreads), kThreads, 0, stream>>>(
+          static_cast<D*>(dst), static_cast<const S*>(src), n,
+          aligned_for_packs(dst) && aligned_for_packs(src));
     });
   });
   LLMFT_CUDA_LAUNCH_CHECK();
@@ -100,8 +115,9 @@ void add_inplace(void* acc, DType acc_type, const void* x, DType x_type, int64_t
     dispatch_float(x_type, [&](auto s) {
       using A = decltype(a);
       using X = decltype(s);
-      add_kernel<<<element_blocks(n, kThreads), kThreads, 0, stream>>>(static_cast<A*>(acc),
-                                                                       static_cast<const X*>(x), n);
+      add_kernel<<<pack_blocks(n, kThreads), kThreads, 0, stream>>>(
+          static_cast<A*>(acc), static_cast<const X*>(x), n,
+          aligned_for_packs(acc) && aligned_for_packs(x));
     });
   });
   LLMFT_CUDA_LAUNCH_CHECK();
