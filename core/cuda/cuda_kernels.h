@@ -60,6 +60,17 @@ void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout
                         int64_t N, int64_t C, cudaStream_t stream);
 void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, DType type,
                      int64_t N, int64_t C, float eps, cudaStream_t stream);
+// residual(N, C) += x, rounded once into residual's dtype; then out = the norm of the
+// rounded residual, exactly as layernorm_forward / rmsnorm_forward compute it from the
+// stored residual (the same bits; mean/rstd f32 as they write). All tensors in `type`. Rows
+// of up to 16384 read residual and x once and write residual and out once per element;
+// wider ones run add_inplace, then the norm.
+void residual_layernorm_forward(void* residual, const void* x, void* out, float* mean, float* rstd,
+                                const void* weight, const void* bias, DType type, int64_t N,
+                                int64_t C, float eps, cudaStream_t stream);
+void residual_rmsnorm_forward(void* residual, const void* x, void* out, float* rstd,
+                              const void* weight, DType type, int64_t N, int64_t C, float eps,
+                              cudaStream_t stream);
 void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp,
                       const void* weight, const float* rstd, DType type, int64_t N, int64_t C,
                       cudaStream_t stream);

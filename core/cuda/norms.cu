@@ -1,11 +1,17 @@
-// LayerNorm and RMSNorm on the GPU: one warp per row for the outputs and input gradients
-// (statistics in f32, as PyTorch keeps them), and column_sums.cuh's fixed-order column
-// sums for the weight and bias gradients.
+// LayerNorm and RMSNorm on the GPU, statistics in f32 as PyTorch keeps them. Forwards (and
+// the fused residual add + norm): a block per row holding the row in registers, so each
+// element is read once, with 16-byte accesses where the tensors allow (vector_access.cuh);
+// rows too wide for that take a warp per row that reads the row again for each pass.
+// Backwards: a warp per row for the input gradients and column_sums.cuh's fixed-order
+// column sums for the weight and bias gradients.
+#include <type_traits>
+
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/column_sums.cuh"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
+#include "core/cuda/vector_access.cuh"
 
 namespace llmft::cuda {
 namespace {
@@ -16,10 +22,13 @@ __device__ __forceinline__ int64_t warp_row() {
   return blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / 32;
 }
 
+// --- forwards of rows too wide for registers: a warp per row, a pass over the row for
+// each statistic and one for the output ---
+
 template <typename T>
-__global__ void layernorm_forward_kernel(T* out, float* mean_out, float* rstd_out, const T* inp,
-                                         const T* weight, const T* bias, int64_t N, int64_t C,
-                                         float eps) {
+__global__ void layernorm_forward_wide_kernel(T* out, float* mean_out, float* rstd_out,
+                                              const T* inp, const T* weight, const T* bias,
+                                              int64_t N, int64_t C, float eps) {
   const int64_t n = warp_row();
   if (n >= N) return;
   const int lane = threadIdx.x % 32;
@@ -40,6 +49,155 @@ __global__ void layernorm_forward_kernel(T* out, float* mean_out, float* rstd_ou
     mean_out[n] = mean;
     rstd_out[n] = rstd;
   }
+}
+
+template <typename T>
+__global__ void rmsnorm_forward_wide_kernel(T* out, float* rstd_out, const T* inp, const T* weight,
+                                            int64_t N, int64_t C, float eps) {
+  const int64_t n = warp_row();
+  if (n >= N) return;
+  const int lane = threadIdx.x % 32;
+  const T* x = inp + n * C;
+  float sum_sq = 0.0f;
+  for (int64_t c = lane; c < C; c += 32) sum_sq += load(x[c]) * load(x[c]);
+  const float r = rsqrtf(warp_sum(sum_sq) / static_cast<float>(C) + eps);
+  for (int64_t c = lane; c < C; c += 32)
+    out[n * C + c] = store<T>(load(weight[c]) * (load(x[c]) * r));
+  if (lane == 0) rstd_out[n] = r;
+}
+
+// --- forwards: a block per row, the row in registers ---
+
+// The widest row held in registers: kMaxRowThreads threads of up to kMaxPacksPerThread
+// packs each (16 floats, within the 64 registers a thread of a 1024-thread block has).
+constexpr int kMaxRowThreads = 1024;
+constexpr int kMaxPacksPerThread = 2;
+constexpr int64_t kMaxRegisterRow = int64_t{kMaxRowThreads} * kMaxPacksPerThread * kPack;
+
+// A thread's share of a row of C elements, in f32: packs t, t + blockDim.x, ... of it for
+// thread t (P of them; those past the row's end empty). Which elements a thread holds, and
+// so the order of every sum, does not depend on whether 16-byte accesses serve them.
+template <int P>
+struct RowSlice {
+  PackSpan span[P];
+  float v[P][kPack];
+
+  __device__ RowSlice(int64_t C, bool aligned) {
+#pragma unroll
+    for (int j = 0; j < P; ++j) span[j] = pack_span(pack_index_in(j), C, aligned);
+  }
+  template <typename T>
+  __device__ void read(const T* row) {
+#pragma unroll
+    for (int j = 0; j < P; ++j) load_pack(v[j], row, span[j]);
+  }
+  template <typename T>
+  __device__ void write(T* row) const {
+#pragma unroll
+    for (int j = 0; j < P; ++j) store_pack(row, v[j], span[j]);
+  }
+  // The sum of f(element) over the whole row, returned to every thread of the block:
+  // each thread's elements in order, then block_sum's fixed tree.
+  template <typename F>
+  __device__ float row_sum(F f, float* shared) const {
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+#pragma unroll
+      for (int k = 0; k < kPack; ++k) {
+        if (k < span[j].count) sum += f(v[j][k]);
+      }
+    }
+    return block_sum(sum, shared);
+  }
+};
+
+// Row n of a norm's input: inp's, or with `residual` set, residual's row + inp's row
+// rounded once into T (add_inplace's arithmetic), which is also written back to residual;
+// the norm then reads the rounded values, as it would read them from the stored residual.
+template <typename T, int P>
+__device__ RowSlice<P> norm_input(T* residual, const T* inp, int64_t n, int64_t C, bool aligned) {
+  RowSlice<P> x(C, aligned);
+  if (residual == nullptr) {
+    x.read(inp + n * C);
+    return x;
+  }
+  RowSlice<P> addend(C, aligned);
+  x.read(residual + n * C);
+  addend.read(inp + n * C);
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) x.v[j][k] = load(store<T>(x.v[j][k] + addend.v[j][k]));
+  }
+  x.write(residual + n * C);
+  return x;
+}
+
+template <typename T, int P>
+__global__ void __launch_bounds__(kMaxRowThreads)
+    layernorm_forward_kernel(T* out, float* mean_out, float* rstd_out, T* residual, const T* inp,
+                             const T* weight, const T* bias, int64_t C, float eps, bool aligned) {
+  __shared__ float shared[32];
+  const int64_t n = blockIdx.x;
+  const RowSlice<P> x = norm_input<T, P>(residual, inp, n, C, aligned);
+  const float mean = x.row_sum([](float v) { return v; }, shared) / static_cast<float>(C);
+  const float var = x.row_sum(
+                        [&](float v) {
+                          const float d = v - mean;
+                          return d * d;
+                        },
+                        shared) /
+                    static_cast<float>(C);
+  const float rstd = rsqrtf(var + eps);
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    float w[kPack], b[kPack];
+    load_pack(w, weight, x.span[j]);
+    load_pack(b, bias, x.span[j]);
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) w[k] = (x.v[j][k] - mean) * rstd * w[k] + b[k];
+    store_pack(out + n * C, w, x.span[j]);
+  }
+  if (threadIdx.x == 0) {
+    mean_out[n] = mean;
+    rstd_out[n] = rstd;
+  }
+}
+
+template <typename T, int P>
+__global__ void __launch_bounds__(kMaxRowThreads)
+    rmsnorm_forward_kernel(T* out, float* rstd_out, T* residual, const T* inp, const T* weight,
+                           int64_t C, float eps, bool aligned) {
+  __shared__ float shared[32];
+  const int64_t n = blockIdx.x;
+  const RowSlice<P> x = norm_input<T, P>(residual, inp, n, C, aligned);
+  const float sum_sq = x.row_sum([](float v) { return v * v; }, shared);
+  const float r = rsqrtf(sum_sq / static_cast<float>(C) + eps);
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    float w[kPack];
+    load_pack(w, weight, x.span[j]);
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) w[k] = w[k] * (x.v[j][k] * r);
+    store_pack(out + n * C, w, x.span[j]);
+  }
+  if (threadIdx.x == 0) rstd_out[n] = r;
+}
+
+// The block of a row of C (at most kMaxRegisterRow): the fewest packs per thread P that
+// kMaxRowThreads threads can hold it with, and whole warps of threads. Calls
+// f(std::integral_constant<int, P>{}, threads).
+template <typename F>
+void with_row_slice(int64_t C, F&& f) {
+  const int64_t packs = (C + kPack - 1) / kPack;
+  const auto threads = [&](int64_t per_thread) {
+    const int64_t needed = (packs + per_thread - 1) / per_thread;
+    return static_cast<int>((needed + 31) / 32 * 32);
+  };
+  static_assert(kMaxPacksPerThread == 2, "one case per packs-per-thread count");
+  if (packs <= kMaxRowThreads) return f(std::integral_constant<int, 1>{}, threads(1));
+  f(std::integral_constant<int, 2>{}, threads(2));
 }
 
 template <typename T>
@@ -93,21 +251,6 @@ __global__ void __launch_bounds__(kColumnThreads)
 }
 
 template <typename T>
-__global__ void rmsnorm_forward_kernel(T* out, float* rstd_out, const T* inp, const T* weight,
-                                       int64_t N, int64_t C, float eps) {
-  const int64_t n = warp_row();
-  if (n >= N) return;
-  const int lane = threadIdx.x % 32;
-  const T* x = inp + n * C;
-  float sum_sq = 0.0f;
-  for (int64_t c = lane; c < C; c += 32) sum_sq += load(x[c]) * load(x[c]);
-  const float r = rsqrtf(warp_sum(sum_sq) / static_cast<float>(C) + eps);
-  for (int64_t c = lane; c < C; c += 32)
-    out[n * C + c] = store<T>(load(weight[c]) * (load(x[c]) * r));
-  if (lane == 0) rstd_out[n] = r;
-}
-
-template <typename T>
 __global__ void rmsnorm_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* weight,
                                     const float* rstd, int64_t N, int64_t C) {
   const int64_t n = warp_row();
@@ -141,17 +284,71 @@ unsigned row_blocks(int64_t N) {
   return static_cast<unsigned>((N + kRowsPerBlock - 1) / kRowsPerBlock);
 }
 
+// The tensors every norm forward launch shares: the rows of inp, or with `residual` set,
+// of residual += inp, normalised into out.
+template <typename T>
+struct NormRows {
+  T* out;
+  T* residual;  // null: a plain norm of inp
+  const T* inp;
+  const T* weight;
+  int64_t N, C;
+
+  bool wide() const { return C > kMaxRegisterRow; }
+  // Whether 16-byte accesses serve every row and the weight.
+  bool aligned() const {
+    return rows_aligned_for_packs(out, C) && rows_aligned_for_packs(inp, C) &&
+           (residual == nullptr || rows_aligned_for_packs(residual, C)) &&
+           aligned_for_packs(weight);
+  }
+  // What the wide kernels normalise: inp, or residual after add_inplace has added inp to it
+  // (the same arithmetic as the register kernels' fused add).
+  const T* wide_input(DType type, cudaStream_t stream) const {
+    if (residual == nullptr) return inp;
+    add_inplace(residual, type, inp, type, N * C, stream);
+    return residual;
+  }
+};
+
+template <typename T>
+NormRows<T> norm_rows(void* out, void* residual, const void* inp, const void* weight, int64_t N,
+                      int64_t C) {
+  return NormRows<T>{static_cast<T*>(out),
+                     static_cast<T*>(residual),
+                     static_cast<const T*>(inp),
+                     static_cast<const T*>(weight),
+                     N,
+                     C};
+}
+
 }  // namespace
 
 void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
                        const void* bias, DType type, int64_t N, int64_t C, float eps,
                        cudaStream_t stream) {
-  if (N * C == 0) return;  // no rows: nothing to normalise or add
+  residual_layernorm_forward(nullptr, inp, out, mean, rstd, weight, bias, type, N, C, eps, stream);
+}
+
+void residual_layernorm_forward(void* residual, const void* x, void* out, float* mean, float* rstd,
+                                const void* weight, const void* bias, DType type, int64_t N,
+                                int64_t C, float eps, cudaStream_t stream) {
+  if (N * C == 0) return;  // no rows: nothing to add or normalise
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
-    layernorm_forward_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
-        static_cast<S*>(out), mean, rstd, static_cast<const S*>(inp), static_cast<const S*>(weight),
-        static_cast<const S*>(bias), N, C, eps);
+    const auto rows = norm_rows<S>(out, residual, x, weight, N, C);
+    const S* b = static_cast<const S*>(bias);
+    if (rows.wide()) {
+      const S* input = rows.wide_input(type, stream);
+      layernorm_forward_wide_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
+          rows.out, mean, rstd, input, rows.weight, b, N, C, eps);
+      return;
+    }
+    const bool aligned = rows.aligned() && aligned_for_packs(b);
+    with_row_slice(C, [&](auto packs, int threads) {
+      layernorm_forward_kernel<S, decltype(packs)::value>
+          <<<static_cast<unsigned>(N), threads, 0, stream>>>(
+              rows.out, mean, rstd, rows.residual, rows.inp, rows.weight, b, C, eps, aligned);
+    });
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }
@@ -175,12 +372,27 @@ void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout
 
 void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, DType type,
                      int64_t N, int64_t C, float eps, cudaStream_t stream) {
-  if (N * C == 0) return;  // no rows: nothing to normalise or add
+  residual_rmsnorm_forward(nullptr, inp, out, rstd, weight, type, N, C, eps, stream);
+}
+
+void residual_rmsnorm_forward(void* residual, const void* x, void* out, float* rstd,
+                              const void* weight, DType type, int64_t N, int64_t C, float eps,
+                              cudaStream_t stream) {
+  if (N * C == 0) return;  // no rows: nothing to add or normalise
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
-    rmsnorm_forward_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
-        static_cast<S*>(out), rstd, static_cast<const S*>(inp), static_cast<const S*>(weight), N, C,
-        eps);
+    const auto rows = norm_rows<S>(out, residual, x, weight, N, C);
+    if (rows.wide()) {
+      const S* input = rows.wide_input(type, stream);
+      rmsnorm_forward_wide_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
+          rows.out, rstd, input, rows.weight, N, C, eps);
+      return;
+    }
+    with_row_slice(C, [&](auto packs, int threads) {
+      rmsnorm_forward_kernel<S, decltype(packs)::value>
+          <<<static_cast<unsigned>(N), threads, 0, stream>>>(
+              rows.out, rstd, rows.residual, rows.inp, rows.weight, C, eps, rows.aligned());
+    });
   });
   LLMFT_CUDA_LAUNCH_CHECK();
 }
