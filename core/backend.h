@@ -25,6 +25,7 @@
 #include <string>
 
 #include "core/allocator.h"
+#include "core/attention_workspace.h"
 #include "core/compute_dtype.h"
 #include "core/rope_frequencies.h"
 #include "core/tensor.h"
@@ -169,9 +170,24 @@ class Backend {
   virtual void attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head,
                                  int n_kv_head, int64_t first_query) = 0;
   // Training layout only (R = T, first_query 0).
-  // dqkv(B, T, (H + 2*KVH) * D) = gradient (overwritten).
+  // dqkv(B, T, (H + 2*KVH) * D) = gradient (overwritten). workspace: at least
+  // attention_backward_workspace() bytes for these arguments (undefined when that is 0).
   virtual void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                                  Tensor positions, int n_head, int n_kv_head) = 0;
+                                  Tensor positions, int n_head, int n_kv_head,
+                                  Tensor workspace) = 0;
+  // Which backward runs 16-bit rows of one sample each, and so what workspace it asks
+  // (core/attention_workspace.h). Optional: none.
+  virtual AttentionWorkspaceRule attention_workspace_rule() const {
+    return AttentionWorkspaceRule::none;
+  }
+  // The workspace bytes attention_backward needs for this call, which the caller allocates
+  // (so the memory model counts it): the rule's bound where the backend's backward takes
+  // the call, else 0. Optional: 0.
+  virtual size_t attention_backward_workspace(Tensor qkv, Tensor positions, int n_head,
+                                              int n_kv_head) {
+    (void)qkv, (void)positions, (void)n_head, (void)n_kv_head;
+    return 0;
+  }
 
   // --- elementwise ---
   // GELU, tanh approximation (GPT-2's "gelu_new").

@@ -39,6 +39,7 @@ std::unique_ptr<Communicator> node_group(Communicator* world) {
 DeviceDescription base_device(const TrainOptions& o, Backend& backend, int ranks_per_node) {
   if (o.device != "cpu") {
     DeviceDescription d = describe_device(o.cluster);
+    d.attention_workspace = backend.attention_workspace_rule();
     if (backend.memory_capacity() > 0) {
       d.memory_bytes =
           backend.memory_capacity() + backend.fixed_overhead() + backend.communicator_overhead();

@@ -176,6 +176,7 @@ int run_train(const Args& args, MpiRuntime& mpi) {
   for (int rank = 0; rank < mpi.size(); ++rank) {
     RunShape rank_shape = run_shape(workload, layout, rank / shape.tp, rank % shape.tp);
     rank_shape.compute = backend->compute_rule();
+    rank_shape.attention = backend->attention_workspace_rule();
     rank_shape.overlapped_comm = data_parallel && data_parallel->overlaps_compute();
     const MemoryPrediction p = predict_memory(config, rank_shape);
     if (rank == 0) rank0 = p;

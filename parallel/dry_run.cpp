@@ -7,7 +7,7 @@ namespace llmft {
 DryRun::DryRun(const ModelConfig& config, const RunShape& shape)
     : shape_(shape),
       slice_{shape.tp_rank, shape.tp},
-      device_(shape.compute),
+      device_(shape.compute, shape.attention),
       allocator_(device_.memory(), 0) {
   if (shape.ranks > 1) {
     data_parallel_ =

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "core/attention_workspace.h"
 #include "core/compute_dtype.h"
 #include "core/dtype.h"
 #include "core/memory_category.h"
@@ -34,6 +35,8 @@ struct RunShape {
   int tp = 1;       // tensor-parallel group size
   int tp_rank = 0;  // this rank in its tensor-parallel group
   ComputeRule compute = ComputeRule::f32;  // the rule of the backend predicted
+  // Its attention backward's workspace (core/attention_workspace.h): cuDNN's on GPUs.
+  AttentionWorkspaceRule attention = AttentionWorkspaceRule::none;
   // The data-parallel communicator overlaps compute (Communicator::overlaps_compute): then
   // ZeRO-2/3 keep a unit's reduce-scatter, and its whole gradient, in flight.
   bool overlapped_comm = false;

@@ -89,8 +89,15 @@ void CountingBackend::attention_forward(Tensor out, Tensor, Tensor qkv, Tensor, 
   tally_.add_attention({batch, queries, n_head, n_kv_head, head_dim, false});
 }
 
+size_t CountingBackend::attention_backward_workspace(Tensor qkv, Tensor, int n_head,
+                                                     int n_kv_head) {
+  const int64_t head_dim = qkv.shape[2] / (n_head + 2 * n_kv_head);
+  return attention_backward_workspace_bytes(
+      attention_rule_, {qkv.dtype, qkv.shape[0], qkv.shape[1], n_head, n_kv_head, head_dim});
+}
+
 void CountingBackend::attention_backward(Tensor, Tensor, Tensor qkv, Tensor, Tensor, Tensor,
-                                         int n_head, int n_kv_head) {
+                                         int n_head, int n_kv_head, Tensor) {
   const int64_t head_dim = qkv.shape[2] / (n_head + 2 * n_kv_head);
   tally_.add_attention({qkv.shape[0], qkv.shape[1], n_head, n_kv_head, head_dim, true});
 }

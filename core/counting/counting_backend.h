@@ -44,7 +44,11 @@ class CountingMemory : public DeviceMemory {
 
 class CountingBackend : public Backend {
  public:
-  explicit CountingBackend(ComputeRule rule = ComputeRule::f32) : rule_(rule) {}
+  // Stands for a backend computing by `rule` whose attention backward asks workspace by
+  // `attention`.
+  explicit CountingBackend(ComputeRule rule = ComputeRule::f32,
+                           AttentionWorkspaceRule attention = AttentionWorkspaceRule::none)
+      : rule_(rule), attention_rule_(attention) {}
   std::string name() const override { return "counting"; }
   std::string describe() const override;
   ComputeRule compute_rule() const override { return rule_; }
@@ -99,7 +103,11 @@ class CountingBackend : public Backend {
   void attention_forward(Tensor out, Tensor, Tensor qkv, Tensor, int n_head, int n_kv_head,
                          int64_t) override;
   void attention_backward(Tensor, Tensor, Tensor qkv, Tensor, Tensor, Tensor, int n_head,
-                          int n_kv_head) override;
+                          int n_kv_head, Tensor) override;
+  AttentionWorkspaceRule attention_workspace_rule() const override { return attention_rule_; }
+  // The rule's bound for every call it takes: the dry run's micro-batches are continuous
+  // streams, one sample per row (a packed run's prediction is so an upper bound).
+  size_t attention_backward_workspace(Tensor qkv, Tensor, int n_head, int n_kv_head) override;
   void gelu_forward(Tensor out, Tensor inp) override { kernel(KernelKind::activation, out, inp); }
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override {
     kernel(KernelKind::activation, dinp, inp, dout);
@@ -158,6 +166,7 @@ class CountingBackend : public Backend {
   }
 
   ComputeRule rule_;
+  AttentionWorkspaceRule attention_rule_;
   CountingMemory memory_;
   WorkTally tally_;
 };

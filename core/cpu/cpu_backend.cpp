@@ -181,7 +181,7 @@ void CpuBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor po
 }
 
 void CpuBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                                    Tensor positions, int n_head, int n_kv_head) {
+                                    Tensor positions, int n_head, int n_kv_head, Tensor) {
   const int64_t D = out.dim(-1) / n_head;
   cpu::attention_backward(f32(dqkv), f32(dout), f32(qkv), f32(out), f32(lse), i32(positions),
                           qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D);

@@ -71,8 +71,9 @@ class CpuBackend : public Backend {
                      const RopeFrequencies& freqs) override;
   void attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head,
                          int n_kv_head, int64_t first_query) override;
+  // Needs no workspace.
   void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                          Tensor positions, int n_head, int n_kv_head) override;
+                          Tensor positions, int n_head, int n_kv_head, Tensor) override;
   void gelu_forward(Tensor out, Tensor inp) override;
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override;
   void swiglu_forward(Tensor out, Tensor gate_up) override;

@@ -233,7 +233,7 @@ void CudaBackend::launch_every_kernel() {
     rope_backward(qkv, positions, static_cast<int>(H), static_cast<int>(KVH), freqs);
     attention_forward(att, lse, qkv, positions, static_cast<int>(H), static_cast<int>(KVH), 0);
     attention_backward(dqkv, att, qkv, att, lse, positions, static_cast<int>(H),
-                       static_cast<int>(KVH));
+                       static_cast<int>(KVH), Tensor());
     for (int64_t head : cuda::kTensorCoreHeadDims) {  // bf16/fp16 take the tensor-core kernels
       const Tensor head_qkv = take(dtype, {B, T, (H + 2 * KVH) * head});
       const Tensor head_dqkv = take(dtype, {B, T, (H + 2 * KVH) * head});
@@ -241,7 +241,7 @@ void CudaBackend::launch_every_kernel() {
       attention_forward(head_out, lse, head_qkv, positions, static_cast<int>(H),
                         static_cast<int>(KVH), 0);
       attention_backward(head_dqkv, head_out, head_qkv, head_out, lse, positions,
-                         static_cast<int>(H), static_cast<int>(KVH));
+                         static_cast<int>(H), static_cast<int>(KVH), Tensor());
     }
     gelu_forward(y, x);
     gelu_backward(dx, y, x);
@@ -419,12 +419,22 @@ void CudaBackend::attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor p
                           n_kv_head, D, qkv.dim(1), first_query, compute_);
 }
 
+AttentionWorkspaceRule CudaBackend::attention_workspace_rule() const {
+  return cudnn_attention_->rule();
+}
+
+size_t CudaBackend::attention_backward_workspace(Tensor qkv, Tensor positions, int n_head,
+                                                 int n_kv_head) {
+  return cudnn_attention_->backward_workspace(qkv, positions, n_head, n_kv_head);
+}
+
 void CudaBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                                     Tensor positions, int n_head, int n_kv_head) {
+                                     Tensor positions, int n_head, int n_kv_head,
+                                     Tensor workspace) {
   const DType dtype = same_dtype({&dqkv, &dout, &qkv, &out}, "attention_backward");
   const int64_t D = out.dim(-1) / n_head;
   require_attention_grid(qkv.dim(0), n_head, qkv.dim(1));
-  if (cudnn_attention_->backward(dqkv, dout, qkv, out, lse, positions, n_head, n_kv_head,
+  if (cudnn_attention_->backward(dqkv, dout, qkv, out, lse, positions, n_head, n_kv_head, workspace,
                                  compute_)) {
     return;
   }

@@ -100,7 +100,10 @@ class CudaBackend : public Backend {
   void attention_forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head,
                          int n_kv_head, int64_t first_query) override;
   void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                          Tensor positions, int n_head, int n_kv_head) override;
+                          Tensor positions, int n_head, int n_kv_head, Tensor workspace) override;
+  AttentionWorkspaceRule attention_workspace_rule() const override;
+  size_t attention_backward_workspace(Tensor qkv, Tensor positions, int n_head,
+                                      int n_kv_head) override;
   void gelu_forward(Tensor out, Tensor inp) override;
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override;
   void swiglu_forward(Tensor out, Tensor gate_up) override;

@@ -3,16 +3,17 @@
 // API, for the training layout of core/backend.h (R = T, first_query 0, one sample per
 // row). Each call returns true having queued its work, or false having queued nothing when
 // cuDNN does not take it (f32, a head size or shape it refuses, a plan needing more
-// workspace than kWorkspaceBytes, pointers not 16-byte aligned, a build without cuDNN);
-// the caller then runs our own kernels (core/cuda/attention*.cu). Forward writes the lse
-// our kernels write (cuDNN's softmax statistics: the natural-log log-sum-exp of the scaled
+// workspace than it is given, pointers not 16-byte aligned, a build without cuDNN); the
+// caller then runs our own kernels (core/cuda/attention*.cu). Forward writes the lse our
+// kernels write (cuDNN's softmax statistics: the natural-log log-sum-exp of the scaled
 // scores, (B, H, T) f32), so either backward reads either forward's. The backward asks
 // cuDNN for its deterministic algorithm unless told otherwise: runs then repeat bit for
 // bit, as with our kernels.
 //
-// Built graphs are kept per shape and dtype. The workspace is one buffer of
-// kWorkspaceBytes allocated at construction (with the handle), so that the backend counts
-// it in its fixed overhead as it does cuBLASLt's; plans that need more are not chosen.
+// Built graphs are kept per shape and dtype. The forward's small workspace is allocated
+// with the handle and counted in the backend's fixed overhead, as cuBLASLt's is; the
+// backward's comes from the caller, sized by core/attention_workspace.h's bound (so the
+// memory model charges it), and the backward takes the batch in that file's chunks of rows.
 //
 // Two implementations, chosen by CMake (LLMFT_CUDNN): cudnn_attention.cpp with cuDNN and
 // cudnn_attention_absent.cpp without, where available() is false and every call declines.
@@ -24,7 +25,7 @@
 #include <memory>
 #include <string>
 
-#include "core/dtype.h"
+#include "core/attention_workspace.h"
 
 // cudaStream_t's pointee, declared so that code built without CUDA's headers (the GPU
 // tests, which every build compiles) can include this header.
@@ -34,43 +35,42 @@ namespace llmft::cuda {
 
 using CudaStream = CUstream_st*;  // cudaStream_t
 
-// The shape of one attention call: qkv(B, T, (H + 2 KVH) D), out(B, T, H D), lse(B, H, T).
-struct AttentionDims {
-  DType type;
-  int64_t B, T, H, KVH, D;
-};
-
 class CudnnAttention {
  public:
-  // The workspace bound: cudnn-frontend's own cap on the SDPA backward's workspace
-  // (CUDNN_FRONTEND_ATTN_DP_WORKSPACE_LIMIT's default, 256 MiB). The deterministic Hopper
-  // backward needs B H T^2 2 bytes (its dP matrix), 256 MiB at B 1, H 32, T 2048; the
-  // non-deterministic one B H T (D + 1) 4 bytes (dQ's f32 accumulator and the softmax
-  // sums).
-  static constexpr size_t kWorkspaceBytes = size_t{256} << 20;
+  // The forward's workspace: cuDNN 9.19's forward plans asked 256 B at every shape
+  // gpu_check runs; plans that need more are not chosen.
+  static constexpr size_t kForwardWorkspaceBytes = size_t{1} << 20;
 
   // Whether this build has cuDNN attention.
   static bool available();
 
-  // Creates the handle and the workspace (nothing without cuDNN). deterministic: the
-  // backward's algorithm (else cuDNN's faster one, which adds dQ's parts atomically).
+  // Creates the handle and the forward's workspace (nothing without cuDNN). deterministic:
+  // the backward's algorithm (else cuDNN's faster one, which adds dQ's parts atomically).
   explicit CudnnAttention(bool deterministic = true);
   ~CudnnAttention();
   CudnnAttention(const CudnnAttention&) = delete;
   CudnnAttention& operator=(const CudnnAttention&) = delete;
 
-  bool forward(void* out, float* lse, const void* qkv, const AttentionDims& dims,
-               CudaStream stream);
-  bool backward(void* dqkv, const void* dout, const void* qkv, const void* out, const float* lse,
-                const AttentionDims& dims, CudaStream stream);
+  // The backward's workspace rule (core/attention_workspace.h).
+  AttentionWorkspaceRule rule() const { return rule_; }
 
-  // The workspace cuDNN's plan for this call asks for; -1 when cuDNN does not take it.
-  int64_t workspace_needed(const AttentionDims& dims, bool backward);
+  bool forward(void* out, float* lse, const void* qkv, const AttentionShape& shape,
+               CudaStream stream);
+  // workspace: workspace_bytes from the caller, which must hold the rule's bound for the
+  // shape (attention_backward_workspace_bytes) for cuDNN to take the call.
+  bool backward(void* dqkv, const void* dout, const void* qkv, const void* out, const float* lse,
+                const AttentionShape& shape, void* workspace, size_t workspace_bytes,
+                CudaStream stream);
+
+  // The workspace cuDNN's plan for this call asks for (backward: for its first chunk of
+  // rows, the largest); -1 when cuDNN does not take it.
+  int64_t workspace_needed(const AttentionShape& shape, bool backward);
   // Why cuDNN does not take this call ("" when it does).
-  std::string why_declined(const AttentionDims& dims, bool backward);
+  std::string why_declined(const AttentionShape& shape, bool backward);
 
  private:
   struct Graphs;
+  AttentionWorkspaceRule rule_;
   std::unique_ptr<Graphs> graphs_;
 };
 

@@ -11,23 +11,23 @@ bool CudnnAttention::available() {
   return false;
 }
 
-CudnnAttention::CudnnAttention(bool) {}
+CudnnAttention::CudnnAttention(bool) : rule_(AttentionWorkspaceRule::none) {}
 CudnnAttention::~CudnnAttention() = default;
 
-bool CudnnAttention::forward(void*, float*, const void*, const AttentionDims&, CudaStream) {
+bool CudnnAttention::forward(void*, float*, const void*, const AttentionShape&, CudaStream) {
   return false;
 }
 
 bool CudnnAttention::backward(void*, const void*, const void*, const void*, const float*,
-                              const AttentionDims&, CudaStream) {
+                              const AttentionShape&, void*, size_t, CudaStream) {
   return false;
 }
 
-int64_t CudnnAttention::workspace_needed(const AttentionDims&, bool) {
+int64_t CudnnAttention::workspace_needed(const AttentionShape&, bool) {
   return -1;
 }
 
-std::string CudnnAttention::why_declined(const AttentionDims&, bool) {
+std::string CudnnAttention::why_declined(const AttentionShape&, bool) {
   return "this build has no cuDNN (LLMFT_CUDNN off)";
 }
 

@@ -24,7 +24,7 @@ CudnnChoice choice_from_environment() {
 
 // The dims of a call over qkv(B, T, (H + 2 KVH) D) (the backend has checked that its
 // tensors share qkv's dtype).
-AttentionDims dims_of(const Tensor& qkv, int n_head, int n_kv_head) {
+AttentionShape dims_of(const Tensor& qkv, int n_head, int n_kv_head) {
   const int64_t D = qkv.dim(-1) / (n_head + 2 * n_kv_head);
   return {qkv.dtype, qkv.dim(0), qkv.dim(1), n_head, n_kv_head, D};
 }
@@ -75,20 +75,31 @@ bool CudnnAttentionRoute::one_sample_per_row(const Tensor& positions) const {
 
 bool CudnnAttentionRoute::forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head,
                                   int n_kv_head, int64_t first_query, cudaStream_t stream) {
-  const AttentionDims dims = dims_of(qkv, n_head, n_kv_head);
+  const AttentionShape dims = dims_of(qkv, n_head, n_kv_head);
   const int64_t queries = out.numel() / (dims.B * n_head * dims.D);
   const bool training_layout = first_query == 0 && queries == dims.T;
   return enabled() && training_layout && is_f32(lse) && one_sample_per_row(positions) &&
          cudnn_->forward(out.data, static_cast<float*>(lse.data), qkv.data, dims, stream);
 }
 
+AttentionWorkspaceRule CudnnAttentionRoute::rule() const {
+  return enabled() ? cudnn_->rule() : AttentionWorkspaceRule::none;
+}
+
+size_t CudnnAttentionRoute::backward_workspace(Tensor qkv, Tensor positions, int n_head,
+                                               int n_kv_head) const {
+  if (!one_sample_per_row(positions)) return 0;
+  return attention_backward_workspace_bytes(rule(), dims_of(qkv, n_head, n_kv_head));
+}
+
 bool CudnnAttentionRoute::backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                                   Tensor positions, int n_head, int n_kv_head,
+                                   Tensor positions, int n_head, int n_kv_head, Tensor workspace,
                                    cudaStream_t stream) {
-  const AttentionDims dims = dims_of(qkv, n_head, n_kv_head);
-  return enabled() && is_f32(lse) && one_sample_per_row(positions) &&
+  const AttentionShape dims = dims_of(qkv, n_head, n_kv_head);
+  return enabled() && is_f32(lse) && one_sample_per_row(positions) && workspace.defined() &&
          cudnn_->backward(dqkv.data, dout.data, qkv.data, out.data,
-                          static_cast<const float*>(lse.data), dims, stream);
+                          static_cast<const float*>(lse.data), dims, workspace.data,
+                          workspace.bytes(), stream);
 }
 
 }  // namespace llmft::cuda

@@ -9,10 +9,11 @@
 //
 // LLMFT_CUDNN_ATTENTION (environment): "on" or unset, cuDNN where it takes the call, with
 // its deterministic backward; "nondeterministic", its faster backward (dQ summed with
-// atomics, so runs no longer repeat bit for bit; on Hopper with cuDNN before 9.25 the
-// deterministic one needs B H T^2 2 bytes of workspace and so declines long sequences);
+// atomics, so runs no longer repeat bit for bit; its workspace grows as T, the
+// deterministic one's as T^2: core/attention_workspace.h);
 // "off", every call to our kernels and nothing allocated. Where cuDNN cannot start (its
-// handle or workspace fails) every call goes to our kernels, and describe() says why.
+// handle or workspace fails) every call goes to our kernels, and describe() says why. The
+// backward's workspace comes from the caller (backward_workspace), for the memory model.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -42,8 +43,12 @@ class CudnnAttentionRoute {
   // As Backend::attention_forward / attention_backward: true when cuDNN queued the call.
   bool forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head, int n_kv_head,
                int64_t first_query, cudaStream_t stream);
+  // workspace: at least backward_workspace() bytes (cuDNN declines a call without).
   bool backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, Tensor positions,
-                int n_head, int n_kv_head, cudaStream_t stream);
+                int n_head, int n_kv_head, Tensor workspace, cudaStream_t stream);
+  // As Backend::attention_workspace_rule / attention_backward_workspace.
+  AttentionWorkspaceRule rule() const;
+  size_t backward_workspace(Tensor qkv, Tensor positions, int n_head, int n_kv_head) const;
 
  private:
   bool one_sample_per_row(const Tensor& positions) const;

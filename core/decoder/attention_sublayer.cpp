@@ -5,6 +5,20 @@
 
 namespace llmft {
 
+namespace {
+
+// The workspace the backend's attention backward asks for this call (cuDNN's on GPUs),
+// taken from the allocator so that the memory model counts it; undefined when none.
+Tensor attention_workspace(const BlockContext& ctx, const Tensor& qkv, Buffer& buffer) {
+  const size_t bytes =
+      ctx.be.attention_backward_workspace(qkv, ctx.positions, ctx.heads(), ctx.kv_heads());
+  if (bytes == 0) return Tensor();
+  buffer = ctx.alloc.allocate(bytes, MemoryCategory::workspace, "attention workspace");
+  return buffer.as(DType::f32, {static_cast<int64_t>(bytes / sizeof(float))});
+}
+
+}  // namespace
+
 Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& spec,
                                   const AttentionWeights& w, Tensor x, AttentionSaved& saved) {
   const ModelConfig& c = ctx.config;
@@ -48,9 +62,14 @@ void attention_sublayer_backward(const BlockContext& ctx, const AttentionSpec& s
                            w.proj_w);
   }
   Tensor dqkv = wide.view(0, {s.batch, s.seq_len, W});
-  ctx.be.attention_backward(dqkv, datt, ctx.view(saved.qkv, {s.batch, s.seq_len, W}), att,
-                            saved.lse.as(DType::f32, {s.batch, ctx.heads(), s.seq_len}),
-                            ctx.positions, ctx.heads(), ctx.kv_heads());
+  {
+    const Tensor qkv = ctx.view(saved.qkv, {s.batch, s.seq_len, W});
+    Buffer workspace_buf;
+    const Tensor workspace = attention_workspace(ctx, qkv, workspace_buf);
+    ctx.be.attention_backward(dqkv, datt, qkv, att,
+                              saved.lse.as(DType::f32, {s.batch, ctx.heads(), s.seq_len}),
+                              ctx.positions, ctx.heads(), ctx.kv_heads(), workspace);
+  }
   if (spec.rotary) {
     ctx.be.rope_backward(dqkv, ctx.positions, ctx.heads(), ctx.kv_heads(), rope_frequencies(c));
   }

@@ -53,6 +53,9 @@ constexpr double kPcie3 = 12 * kGB, kPcie4 = 25 * kGB, kPcie5 = 50 * kGB;
 // node's 200-400 GB/s shared by 8 GPUs' processes, less what copies and the OS take.
 constexpr double kHostUpdateBandwidth = 20 * kGB;
 
+// cuDNN's fused flash attention runs from Ampere (8.0) on.
+constexpr int kCudnnAttentionComputeCapability = 80;
+
 // Published compute capability, memory, dense fp16/bf16 tensor FLOP/s (V100: fp16 only;
 // RTX 3090: fp32 accumulate) and per-direction NVLink (or PCIe 4.0 x16) bandwidth, 8 GPUs per node;
 // the host memory per GPU of the usual server (DGX-1 512 GB, DGX A100 1-2 TB, DGX H100/H200 2 TB,
@@ -74,6 +77,9 @@ DeviceDescription gpu(const std::string& name, int compute_capability, double me
   d.host_memory_bytes = static_cast<size_t>(host_gib * kGiB);
   d.host_link_bandwidth = pcie;
   d.host_update_bandwidth = kHostUpdateBandwidth;
+  d.attention_workspace = compute_capability >= kCudnnAttentionComputeCapability
+                              ? AttentionWorkspaceRule::cudnn_deterministic
+                              : AttentionWorkspaceRule::none;
   return d;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/attention_workspace.h"
 #include "core/compute_dtype.h"
 #include "core/counting/work_tally.h"
 #include "parallel/planner/gpu_kernel_model.h"
@@ -93,6 +94,10 @@ struct DeviceDescription {
   // How its backend computes (core/compute_dtype.h): GPUs in the stored dtype, the CPU
   // in f32. The memory model predicts that backend's allocations.
   ComputeRule compute = ComputeRule::stored;
+  // Its attention backward's workspace (core/attention_workspace.h): GPU presets from
+  // Ampere on assume a build with cuDNN and its default, deterministic backward; a job on
+  // a GPU takes its backend's own rule.
+  AttentionWorkspaceRule attention_workspace = AttentionWorkspaceRule::none;
   // Measured by a calibration (0: not measured; achieved_fraction then stands for all but
   // the products): the bytes/s of a kernel that streams 64 MiB and the seconds a kernel
   // call costs on its own. With them the time model prices every kernel a step runs

@@ -202,13 +202,19 @@ std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocat
   const Tensor qkv = t.make(dtype, {1, T, width}), dqkv = t.make(dtype, {1, T, width});
   const Tensor out = t.make(dtype, {1, T, H * D}), dout = t.make(dtype, {1, T, H * D});
   const Tensor lse = t.make(DType::f32, {1, H, T}), positions = t.stream_positions(T);
+  const size_t workspace_bytes = backend.attention_backward_workspace(qkv, positions, H, KVH);
+  const Tensor workspace =
+      workspace_bytes == 0
+          ? Tensor()
+          : t.make(DType::f32, {static_cast<int64_t>(workspace_bytes / sizeof(float))});
   const int repeats = T >= 1024 ? 2 : 5;
   const double forward = slowest_seconds(
       backend, allocator, world,
       [&] { backend.attention_forward(out, lse, qkv, positions, H, KVH, 0); }, repeats);
   const double backward = slowest_seconds(
       backend, allocator, world,
-      [&] { backend.attention_backward(dqkv, dout, qkv, out, lse, positions, H, KVH); }, repeats);
+      [&] { backend.attention_backward(dqkv, dout, qkv, out, lse, positions, H, KVH, workspace); },
+      repeats);
   return {forward, backward};
 }
 

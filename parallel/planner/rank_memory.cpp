@@ -21,6 +21,7 @@ RankMemory predict_rank_memory(const Workload& workload, const Layout& layout,
     for (int tp_rank : first_and_last(layout.tp)) {
       RunShape shape = run_shape(workload, layout, dp_rank, tp_rank);
       shape.compute = device.compute;
+      shape.attention = device.attention_workspace;
       shape.overlapped_comm = device.overlaps_communication;
       const MemoryPrediction p = predict_memory(workload.model, shape);
       if (p.host_peak_total > worst.host_peak) {

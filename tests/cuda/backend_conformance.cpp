@@ -31,6 +31,7 @@
 #include "core/cpu/cpu_backend.h"
 #include "core/host_convert.h"
 #include "core/rope_frequencies.h"
+#include "tests/support/scoped_environment.h"
 
 namespace llmft {
 namespace {
@@ -141,6 +142,14 @@ struct Pair {
     gpu->copy_to_host(bytes.data(), t);
     return from_dtype_bytes(bytes, t.dtype);
   }
+  // The workspace the GPU's attention backward asks for this call (cuDNN's), or none.
+  Tensor attention_workspace(const Twin& qkv, const Twin& positions, int64_t H, int64_t KVH) {
+    const size_t bytes = gpu->attention_backward_workspace(
+        qkv.gpu, positions.gpu, static_cast<int>(H), static_cast<int>(KVH));
+    if (bytes == 0) return Tensor();
+    buffers.push_back(gpu_alloc.allocate(bytes, MemoryCategory::workspace, "workspace"));
+    return buffers.back().as(DType::f32, {static_cast<int64_t>(bytes / sizeof(float))});
+  }
   // Gives the CPU side the GPU's values (rounded to its dtype), so that a hook fed by an
   // earlier one compares its own arithmetic, not the earlier rounding: an f32 output (the
   // log-sum-exp) is held to f32's tolerance.
@@ -188,32 +197,6 @@ struct Pair {
 };
 
 const DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
-
-// Sets an environment variable while it lives (the CUDA backend reads
-// LLMFT_CUDNN_ATTENTION when it is made), then restores what was there.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const char* value) : name_(name) {
-    const char* before = std::getenv(name);
-    had_value_ = before != nullptr;
-    if (had_value_) saved_ = before;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnvironment() {
-    if (had_value_) {
-      ::setenv(name_, saved_.c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-
- private:
-  const char* name_;
-  bool had_value_ = false;
-  std::string saved_;
-};
 
 TEST_CASE("linear layers, forward and backward, with and without bias") {
   for (DType dt : kDtypes) {
@@ -354,8 +337,10 @@ TEST_CASE("rotary embedding, attention (grouped queries, decoding) and activatio
       p.gpu->attention_forward(out.gpu, lse.gpu, x.gpu, positions.gpu, H, KVH, 0);
       p.expect_close({out, lse}, "attention_forward");
       auto dout = p.random(dt, {B, T, H * D}), dqkv = p.constant(dt, {B, T, W}, 7.0f);
-      p.cpu.attention_backward(dqkv.cpu, dout.cpu, x.cpu, out.cpu, lse.cpu, positions.cpu, H, KVH);
-      p.gpu->attention_backward(dqkv.gpu, dout.gpu, x.gpu, out.gpu, lse.gpu, positions.gpu, H, KVH);
+      p.cpu.attention_backward(dqkv.cpu, dout.cpu, x.cpu, out.cpu, lse.cpu, positions.cpu, H, KVH,
+                               Tensor());
+      p.gpu->attention_backward(dqkv.gpu, dout.gpu, x.gpu, out.gpu, lse.gpu, positions.gpu, H, KVH,
+                                p.attention_workspace(x, positions, H, KVH));
       p.expect_close({dqkv}, "attention_backward");
       p.cpu.rope_backward(dqkv.cpu, positions.cpu, H, KVH, freqs);
       p.gpu->rope_backward(dqkv.gpu, positions.gpu, H, KVH, freqs);
@@ -425,7 +410,7 @@ TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
   }
 }
 
-struct AttentionShape {
+struct AttentionCase {
   int64_t B, T, H, KVH, D;
 };
 
@@ -434,7 +419,7 @@ struct AttentionShape {
 struct AttentionTwins {
   Pair::Twin out, lse, dout, dqkv;
 };
-AttentionTwins attention_against_cpu(Pair& p, DType dt, const AttentionShape& s,
+AttentionTwins attention_against_cpu(Pair& p, DType dt, const AttentionCase& s,
                                      const Pair::Twin& qkv, const Pair::Twin& positions,
                                      const std::string& label) {
   const int64_t W = (s.H + 2 * s.KVH) * s.D;
@@ -448,9 +433,9 @@ AttentionTwins attention_against_cpu(Pair& p, DType dt, const AttentionShape& s,
   a.dout = p.random(dt, {s.B, s.T, s.H * s.D});
   a.dqkv = p.constant(dt, {s.B, s.T, W}, 7.0f);
   p.cpu.attention_backward(a.dqkv.cpu, a.dout.cpu, qkv.cpu, a.out.cpu, a.lse.cpu, positions.cpu,
-                           s.H, s.KVH);
+                           s.H, s.KVH, Tensor());
   p.gpu->attention_backward(a.dqkv.gpu, a.dout.gpu, qkv.gpu, a.out.gpu, a.lse.gpu, positions.gpu,
-                            s.H, s.KVH);
+                            s.H, s.KVH, p.attention_workspace(qkv, positions, s.H, s.KVH));
   p.expect_close({a.dqkv}, (label + "attention_backward").c_str());
   return a;
 }
@@ -463,12 +448,12 @@ AttentionTwins attention_against_cpu(Pair& p, DType dt, const AttentionShape& s,
 TEST_CASE("tensor-core attention over several tiles at head sizes 32 to 128") {
   // Our kernels, not cuDNN's (the case below), which would take the one-sample rows.
   const ScopedEnvironment own_kernels("LLMFT_CUDNN_ATTENTION", "off");
-  const AttentionShape shapes[] = {{2, 150, 4, 2, 64},
-                                   {1, 70, 3, 1, 128},
-                                   {1, 65, 2, 2, 32},
-                                   {1, 40, 2, 1, 96},
-                                   {1, 128, 4, 1, 128}};
-  for (const AttentionShape& s : shapes) {
+  const AttentionCase shapes[] = {{2, 150, 4, 2, 64},
+                                  {1, 70, 3, 1, 128},
+                                  {1, 65, 2, 2, 32},
+                                  {1, 40, 2, 1, 96},
+                                  {1, 128, 4, 1, 128}};
+  for (const AttentionCase& s : shapes) {
     for (DType dt : kDtypes) {
       CAPTURE(std::string(dtype_name(dt)));
       CAPTURE(s.D);
@@ -536,8 +521,8 @@ struct OwnKernels {
 // and 4) and none, head sizes 32 to 128, rows past one tile, and positions of a continuous
 // stream from 5 (one sample per row). A build without cuDNN has nothing to check here.
 TEST_CASE("cuDNN attention (causal, grouped queries) against the CPU") {
-  const AttentionShape shapes[] = {{2, 150, 4, 2, 64}, {1, 200, 8, 2, 128}, {2, 70, 6, 6, 32}};
-  for (const AttentionShape& s : shapes) {
+  const AttentionCase shapes[] = {{2, 150, 4, 2, 64}, {1, 200, 8, 2, 128}, {2, 70, 6, 6, 32}};
+  for (const AttentionCase& s : shapes) {
     for (DType dt : {DType::bf16, DType::f16}) {
       CAPTURE(std::string(dtype_name(dt)));
       CAPTURE(s.D);
@@ -561,7 +546,7 @@ TEST_CASE("cuDNN attention (causal, grouped queries) against the CPU") {
       CHECK(own.read(own_out) != p.read_gpu(out.gpu));
       const Tensor own_dqkv = own.copy_of(p, dqkv.gpu), own_dout = own.copy_of(p, dout.gpu);
       own.gpu->attention_backward(own_dqkv, own_dout, own_qkv, own.copy_of(p, out.gpu),
-                                  own.copy_of(p, lse.gpu), own_positions, s.H, s.KVH);
+                                  own.copy_of(p, lse.gpu), own_positions, s.H, s.KVH, Tensor());
       CHECK(own.read(own_dqkv) != p.read_gpu(dqkv.gpu));
     }
   }

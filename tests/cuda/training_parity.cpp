@@ -125,6 +125,7 @@ void check_parity(const ModelConfig& c, int T, OptimizerKind kind, bool checkpoi
           << gaps.summary());
   RunShape shape{2, T, dtype, checkpointing ? ModelOptions::kAllBlocks : 0, o.optimizer, true};
   shape.compute = gpu.be->compute_rule();
+  shape.attention = gpu.be->attention_workspace_rule();  // cuDNN's backward asks a workspace
   const MemoryPrediction predicted = predict_memory(c, shape);
   CHECK(predicted.peak_total == gpu.alloc->total_peak());
   CHECK(predicted.peak_by_category == gpu.alloc->peak_by_category());

@@ -28,7 +28,8 @@ inline WindowBatches random_windows(int vocab, int count, int64_t seq) {
     b.targets.push_back(random_tokens(static_cast<size_t>(seq), vocab, rng));
   }
   for (int m = 0; m < count; ++m) {
-    b.micro_batches.push_back(MicroBatch{1, seq, b.inputs[m].data(), b.targets[m].data()});
+    b.micro_batches.push_back(
+        MicroBatch{1, static_cast<int>(seq), b.inputs[m].data(), b.targets[m].data()});
   }
   return b;
 }

@@ -79,6 +79,7 @@ TEST_CASE("NCCL's buffers count as comm_buffers on layouts of more than one GPU"
     // The dry run's own collective buffers, from its prediction, plus NCCL's.
     RunShape shape = run_shape(w, layout, m.dp_rank, m.tp_rank);
     shape.compute = device.compute;
+    shape.attention = device.attention_workspace;
     shape.overlapped_comm = device.overlaps_communication;
     const MemoryPrediction p = predict_memory(w.model, shape);
     CHECK(m.at_peak[comm] == p.at_peak[comm] + nccl);
