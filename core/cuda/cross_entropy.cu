@@ -1,25 +1,58 @@
-// The vocabulary-parallel cross-entropy on the GPU: one block per row, statistics in f32.
+// The vocabulary-parallel cross-entropy on the GPU: one block per row, statistics in f32,
+// each of the three passes reading the logits once with 16-byte loads (walk_row).
 // The logits stay in the compute dtype throughout; the exps are recomputed from them in the
 // last pass, which then writes the gradient over them, so no f32 copy of the (N, V) logits
 // ever exists. The loss adds the rows' losses in row order (no atomics).
+#include <type_traits>
+
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
+#include "core/cuda/vector_access.cuh"
 
 namespace llmft::cuda {
 namespace {
 
 constexpr int kThreads = 256;
 
+// Calls f(v, x) for each element v < n of a row, x its value in f32, the block's threads
+// side by side: the elements before the row's first 16-byte boundary one a thread (fewer
+// than kPack; a row of a vocabulary such as GPT-2's 50257 starts anywhere), then packs from
+// the boundary on with 16-byte loads, the last one partial (element loads). With kWriteBack, what f
+// leaves in x is stored back, rounded once into T.
+template <bool kWriteBack, typename T, typename F>
+__device__ __forceinline__ void walk_row(T* row, int64_t n, F f) {
+  const int misalignment = static_cast<int>(reinterpret_cast<uintptr_t>(row) % kAccessBytes);
+  const int64_t head =
+      min(n, static_cast<int64_t>((kAccessBytes - misalignment) % kAccessBytes / sizeof(T)));
+  if (threadIdx.x < head) {
+    float x = load(row[threadIdx.x]);
+    f(static_cast<int64_t>(threadIdx.x), x);
+    if constexpr (kWriteBack) row[threadIdx.x] = store<std::remove_const_t<T>>(x);
+  }
+  T* body = row + head;
+  const auto visit = [&](PackSpan s) {
+    float x[kPack];
+    load_pack(x, body, s);
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) {
+      if (k < s.count) f(head + s.first + k, x[k]);
+    }
+    if constexpr (kWriteBack) store_pack(body, x, s);
+  };
+  // Whole packs, then the partial last one by the thread whose turn it is.
+  const int64_t rest = n - head, whole = rest / kPack;
+  for (int64_t p = threadIdx.x; p < whole; p += blockDim.x) visit(PackSpan{p * kPack, kPack, true});
+  if (threadIdx.x == whole % blockDim.x) visit(pack_span(whole, rest, false));
+}
+
 template <typename T>
 __global__ void max_kernel(float* stats, const T* logits, int64_t V, int64_t valid) {
   __shared__ float shared[32];
   const int64_t n = blockIdx.x;
   float row_max = -INFINITY;
-  for (int64_t v = threadIdx.x; v < valid; v += blockDim.x) {
-    row_max = fmaxf(row_max, load(logits[n * V + v]));
-  }
+  walk_row<false>(logits + n * V, valid, [&](int64_t, float x) { row_max = fmaxf(row_max, x); });
   row_max = block_max(row_max, shared);
   if (threadIdx.x == 0) stats[n] = row_max;
 }
@@ -31,9 +64,7 @@ __global__ void sums_kernel(float* stats, const T* logits, const int32_t* target
   const int64_t n = blockIdx.x;
   const float row_max = stats[n];
   float sum = 0.0f;
-  for (int64_t v = threadIdx.x; v < valid; v += blockDim.x) {
-    sum += __expf(load(logits[n * V + v]) - row_max);
-  }
+  walk_row<false>(logits + n * V, valid, [&](int64_t, float x) { sum += __expf(x - row_max); });
   sum = block_sum(sum, shared);
   if (threadIdx.x != 0) return;
   stats[N + n] = sum;
@@ -49,14 +80,14 @@ __global__ void finish_kernel(T* logits, float* stats, const int32_t* targets, i
   const bool counted = targets[n] >= 0;
   const int64_t target = static_cast<int64_t>(targets[n]) - vocab_start;
   const float scale = grad_scale / sum;
-  for (int64_t v = threadIdx.x; v < V; v += blockDim.x) {
+  walk_row<true>(logits + n * V, V, [&](int64_t v, float& x) {
     float grad = 0.0f;
     if (counted && v < valid) {
-      grad = __expf(load(logits[n * V + v]) - row_max) * scale;
+      grad = __expf(x - row_max) * scale;
       if (v == target) grad -= grad_scale;
     }
-    logits[n * V + v] = store<T>(grad);
-  }
+    x = grad;
+  });
   __syncthreads();  // every thread has read its row maximum before it is replaced
   if (threadIdx.x == 0) stats[n] = counted ? logf(sum) + row_max - stats[2 * N + n] : 0.0f;
 }
