@@ -148,6 +148,21 @@ class Backend {
   virtual void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight,
                                 Tensor rstd) = 0;
 
+  // The residual stream's add fused with the norm that reads it: residual(N, C) += x
+  // (rounded once into residual's dtype, as add_inplace), then the norm forward above of the
+  // new residual into out (and its statistics). A backend that fuses them reads and writes
+  // each element once, with the same bits as the two hooks. Optional: the two hooks.
+  virtual void residual_layernorm_forward(Tensor residual, Tensor x, Tensor out, Tensor mean,
+                                          Tensor rstd, Tensor weight, Tensor bias, float eps) {
+    add_inplace(residual, x);
+    layernorm_forward(out, mean, rstd, residual, weight, bias, eps);
+  }
+  virtual void residual_rmsnorm_forward(Tensor residual, Tensor x, Tensor out, Tensor rstd,
+                                        Tensor weight, float eps) {
+    add_inplace(residual, x);
+    rmsnorm_forward(out, rstd, residual, weight, eps);
+  }
+
   // --- rotary position embedding (Hugging Face's rotate-half layout) ---
   // Rotates, in place, the q and k heads of qkv(B, T, (H + 2*KVH) * D) (packed as for
   // attention): pair i of a head at position p = positions[b, t] turns by

@@ -94,6 +94,15 @@ class CountingBackend : public Backend {
                         Tensor rstd) override {
     kernel(KernelKind::norm, dinp, dweight, dout, inp, weight, rstd);
   }
+  // One pass: the residual read and written, x read, the norm's outputs written.
+  void residual_layernorm_forward(Tensor residual, Tensor x, Tensor out, Tensor mean, Tensor rstd,
+                                  Tensor weight, Tensor bias, float) override {
+    kernel(KernelKind::norm, residual, residual, x, out, mean, rstd, weight, bias);
+  }
+  void residual_rmsnorm_forward(Tensor residual, Tensor x, Tensor out, Tensor rstd, Tensor weight,
+                                float) override {
+    kernel(KernelKind::norm, residual, residual, x, out, rstd, weight);
+  }
   void rope_forward(Tensor qkv, Tensor positions, int, int, const RopeFrequencies&) override {
     kernel(KernelKind::rope, qkv, positions);
   }

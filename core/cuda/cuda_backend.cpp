@@ -228,6 +228,8 @@ void CudaBackend::launch_every_kernel() {
     layernorm_backward(dx, dgamma, dbias, y, x, bias, stat, stat2);
     rmsnorm_forward(y, stat, x, bias, 1e-5f);
     rmsnorm_backward(dx, dgamma, y, x, bias, stat);
+    residual_layernorm_forward(dx, x, y, stat, stat2, bias, bias, 1e-5f);
+    residual_rmsnorm_forward(dx, x, y, stat, bias, 1e-5f);
     const RopeFrequencies freqs = rope_frequencies(10000.0f, RopeScaling{}, static_cast<int>(D));
     rope_forward(qkv, positions, static_cast<int>(H), static_cast<int>(KVH), freqs);
     rope_backward(qkv, positions, static_cast<int>(H), static_cast<int>(KVH), freqs);
@@ -389,6 +391,22 @@ void CudaBackend::rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Ten
   const DType dtype = same_dtype({&dinp, &dweight, &dout, &inp, &weight}, "rmsnorm_backward");
   cuda::rmsnorm_backward(dinp.data, dweight.data, dout.data, inp.data, weight.data, f32(rstd),
                          dtype, rows(inp), inp.dim(-1), compute_);
+}
+
+void CudaBackend::residual_layernorm_forward(Tensor residual, Tensor x, Tensor out, Tensor mean,
+                                             Tensor rstd, Tensor weight, Tensor bias, float eps) {
+  const DType dtype =
+      same_dtype({&residual, &x, &out, &weight, &bias}, "residual_layernorm_forward");
+  cuda::residual_layernorm_forward(residual.data, x.data, out.data, f32(mean), f32(rstd),
+                                   weight.data, bias.data, dtype, rows(residual), residual.dim(-1),
+                                   eps, compute_);
+}
+
+void CudaBackend::residual_rmsnorm_forward(Tensor residual, Tensor x, Tensor out, Tensor rstd,
+                                           Tensor weight, float eps) {
+  const DType dtype = same_dtype({&residual, &x, &out, &weight}, "residual_rmsnorm_forward");
+  cuda::residual_rmsnorm_forward(residual.data, x.data, out.data, f32(rstd), weight.data, dtype,
+                                 rows(residual), residual.dim(-1), eps, compute_);
 }
 
 void CudaBackend::rope_forward(Tensor qkv, Tensor positions, int n_head, int n_kv_head,

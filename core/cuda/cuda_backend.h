@@ -93,6 +93,10 @@ class CudaBackend : public Backend {
   void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) override;
   void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight,
                         Tensor rstd) override;
+  void residual_layernorm_forward(Tensor residual, Tensor x, Tensor out, Tensor mean, Tensor rstd,
+                                  Tensor weight, Tensor bias, float eps) override;
+  void residual_rmsnorm_forward(Tensor residual, Tensor x, Tensor out, Tensor rstd, Tensor weight,
+                                float eps) override;
   void rope_forward(Tensor qkv, Tensor positions, int n_head, int n_kv_head,
                     const RopeFrequencies& freqs) override;
   void rope_backward(Tensor dqkv, Tensor positions, int n_head, int n_kv_head,

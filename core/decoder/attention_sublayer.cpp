@@ -41,7 +41,6 @@ Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& 
                            ctx.kv_heads(), ctx.first_query());
   Tensor res = ctx.take(saved.res, {ctx.stream_rows(), c.hidden}, act, "attention residual");
   row_parallel_forward(ctx, res, att, w.proj_w, w.proj_b);
-  ctx.be.add_inplace(res, x);
   return res;
 }
 

@@ -31,7 +31,8 @@ struct AttentionSaved {
   Buffer qkv, att, lse, res;
 };
 
-// Returns res (stream rows, C).
+// Returns res (stream rows, C): the output projection's, to which the caller adds x (the
+// residual) with the next norm (residual_norm_forward, one pass where the backend fuses).
 Tensor attention_sublayer_forward(const BlockContext& ctx, const AttentionSpec& spec,
                                   const AttentionWeights& w, Tensor x, AttentionSaved& saved);
 

@@ -2,19 +2,47 @@
 
 namespace llmft {
 
-Tensor norm_forward(const BlockContext& ctx, NormKind kind, Tensor weight, Tensor bias, Tensor x,
-                    NormSaved& saved, const std::string& name) {
+namespace {
+
+// The norm's output and statistics, taken for backward.
+struct NormOutputs {
+  Tensor out, mean, rstd;  // mean only for LayerNorm
+};
+
+NormOutputs take_norm_outputs(const BlockContext& ctx, NormKind kind, NormSaved& saved,
+                              const std::string& name) {
   const int64_t N = ctx.stream_rows(), C = ctx.config.hidden;
   const auto act = MemoryCategory::activations;
-  Tensor out = ctx.take(saved.out, {N, C}, act, name + " output");
-  Tensor rstd = ctx.take_f32(saved.rstd, {N}, act, name + " rstd");
+  NormOutputs o;
+  o.out = ctx.take(saved.out, {N, C}, act, name + " output");
+  o.rstd = ctx.take_f32(saved.rstd, {N}, act, name + " rstd");
+  if (kind == NormKind::layernorm) o.mean = ctx.take_f32(saved.mean, {N}, act, name + " mean");
+  return o;
+}
+
+}  // namespace
+
+Tensor norm_forward(const BlockContext& ctx, NormKind kind, Tensor weight, Tensor bias, Tensor x,
+                    NormSaved& saved, const std::string& name) {
+  const NormOutputs o = take_norm_outputs(ctx, kind, saved, name);
   if (kind == NormKind::layernorm) {
-    Tensor mean = ctx.take_f32(saved.mean, {N}, act, name + " mean");
-    ctx.be.layernorm_forward(out, mean, rstd, x, weight, bias, ctx.config.norm_eps);
+    ctx.be.layernorm_forward(o.out, o.mean, o.rstd, x, weight, bias, ctx.config.norm_eps);
   } else {
-    ctx.be.rmsnorm_forward(out, rstd, x, weight, ctx.config.norm_eps);
+    ctx.be.rmsnorm_forward(o.out, o.rstd, x, weight, ctx.config.norm_eps);
   }
-  return out;
+  return o.out;
+}
+
+Tensor residual_norm_forward(const BlockContext& ctx, NormKind kind, Tensor weight, Tensor bias,
+                             Tensor residual, Tensor x, NormSaved& saved, const std::string& name) {
+  const NormOutputs o = take_norm_outputs(ctx, kind, saved, name);
+  if (kind == NormKind::layernorm) {
+    ctx.be.residual_layernorm_forward(residual, x, o.out, o.mean, o.rstd, weight, bias,
+                                      ctx.config.norm_eps);
+  } else {
+    ctx.be.residual_rmsnorm_forward(residual, x, o.out, o.rstd, weight, ctx.config.norm_eps);
+  }
+  return o.out;
 }
 
 namespace {

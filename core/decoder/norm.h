@@ -17,6 +17,10 @@ struct NormSaved {
 // bias is undefined for RMSNorm.
 Tensor norm_forward(const BlockContext& ctx, NormKind kind, Tensor weight, Tensor bias, Tensor x,
                     NormSaved& saved, const std::string& name);
+// residual += x (the residual stream's add), then norm_forward of the new residual: one
+// kernel where the backend fuses them (Backend::residual_layernorm_forward).
+Tensor residual_norm_forward(const BlockContext& ctx, NormKind kind, Tensor weight, Tensor bias,
+                             Tensor residual, Tensor x, NormSaved& saved, const std::string& name);
 // dx += d/dx; dweight, dbias += ...
 void norm_backward(const BlockContext& ctx, NormKind kind, Tensor dx, Tensor dweight, Tensor dbias,
                    Tensor dout, Tensor x, Tensor weight, const NormSaved& saved);

@@ -104,7 +104,8 @@ void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout
   auto in = std::make_unique<Internals>();
   Tensor res2 = attention_sublayer_forward(ctx, kAttention, attention_weights(w), x, in->attention);
 
-  Tensor ln2 = norm_forward(ctx, NormKind::layernorm, w.ln2_w, w.ln2_b, res2, in->ln2, "ln_2");
+  Tensor ln2 =
+      residual_norm_forward(ctx, NormKind::layernorm, w.ln2_w, w.ln2_b, res2, x, in->ln2, "ln_2");
   Tensor fc = ctx.take(in->fc, {N, I}, MemoryCategory::activations, "mlp c_fc output");
   {
     Buffer rows_buf;

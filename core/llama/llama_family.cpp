@@ -104,8 +104,8 @@ void LlamaFamily::block_forward(const BlockContext& ctx, const UnitLayout& layou
   auto in = std::make_unique<Internals>();
   Tensor res2 = attention_sublayer_forward(ctx, kAttention, attention_weights(w), x, in->attention);
 
-  Tensor n2 = norm_forward(ctx, NormKind::rmsnorm, w.post_norm, Tensor(), res2, in->n2,
-                           "post_attention_layernorm");
+  Tensor n2 = residual_norm_forward(ctx, NormKind::rmsnorm, w.post_norm, Tensor(), res2, x, in->n2,
+                                    "post_attention_layernorm");
   Tensor gate_up = ctx.take(in->gate_up, {N, 2 * I}, MemoryCategory::activations, "mlp gate/up");
   {
     Buffer rows_buf;
