@@ -1,16 +1,14 @@
 // LayerNorm and RMSNorm on the GPU, statistics in f32 as PyTorch keeps them. Forwards (and
-// the fused residual add + norm): a block per row holding the row in registers, so each
-// element is read once, with 16-byte accesses where the tensors allow (vector_access.cuh);
-// rows too wide for that take a warp per row that reads the row again for each pass.
-// Backwards: a warp per row for the input gradients and column_sums.cuh's fixed-order
-// column sums for the weight and bias gradients.
-#include <type_traits>
-
+// the fused residual add + norm) and input gradients: a block per row holding the row in
+// registers (row_slice.cuh), so each element is read once, with 16-byte accesses where the
+// tensors allow; rows too wide for that take a warp per row that reads the row again for
+// each pass. Weight and bias gradients: column_sums.cuh's fixed-order column sums.
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/column_sums.cuh"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_kernels.h"
 #include "core/cuda/device_types.cuh"
+#include "core/cuda/row_slice.cuh"
 #include "core/cuda/vector_access.cuh"
 
 namespace llmft::cuda {
@@ -22,8 +20,8 @@ __device__ __forceinline__ int64_t warp_row() {
   return blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / 32;
 }
 
-// --- forwards of rows too wide for registers: a warp per row, a pass over the row for
-// each statistic and one for the output ---
+// --- rows too wide for registers: a warp per row, a pass over the row for each
+// statistic and one for the output ---
 
 template <typename T>
 __global__ void layernorm_forward_wide_kernel(T* out, float* mean_out, float* rstd_out,
@@ -66,51 +64,51 @@ __global__ void rmsnorm_forward_wide_kernel(T* out, float* rstd_out, const T* in
   if (lane == 0) rstd_out[n] = r;
 }
 
-// --- forwards: a block per row, the row in registers ---
+template <typename T>
+__global__ void layernorm_dinp_wide_kernel(T* dinp, const T* dout, const T* inp, const T* weight,
+                                           const float* mean, const float* rstd, int64_t N,
+                                           int64_t C) {
+  const int64_t n = warp_row();
+  if (n >= N) return;
+  const int lane = threadIdx.x % 32;
+  const T* dy = dout + n * C;
+  const T* x = inp + n * C;
+  const float m = mean[n], s = rstd[n];
+  float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+  for (int64_t c = lane; c < C; c += 32) {
+    const float dnorm = load(weight[c]) * load(dy[c]);
+    dnorm_mean += dnorm;
+    dnorm_norm_mean += dnorm * (load(x[c]) - m) * s;
+  }
+  dnorm_mean = warp_sum(dnorm_mean) / static_cast<float>(C);
+  dnorm_norm_mean = warp_sum(dnorm_norm_mean) / static_cast<float>(C);
+  for (int64_t c = lane; c < C; c += 32) {
+    const float norm = (load(x[c]) - m) * s;
+    const float dnorm = load(weight[c]) * load(dy[c]);
+    T* dx = dinp + n * C + c;
+    *dx = store<T>(load(*dx) + (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s);
+  }
+}
 
-// The widest row held in registers: kMaxRowThreads threads of up to kMaxPacksPerThread
-// packs each (16 floats, within the 64 registers a thread of a 1024-thread block has).
-constexpr int kMaxRowThreads = 1024;
-constexpr int kMaxPacksPerThread = 2;
-constexpr int64_t kMaxRegisterRow = int64_t{kMaxRowThreads} * kMaxPacksPerThread * kPack;
+template <typename T>
+__global__ void rmsnorm_dinp_wide_kernel(T* dinp, const T* dout, const T* inp, const T* weight,
+                                         const float* rstd, int64_t N, int64_t C) {
+  const int64_t n = warp_row();
+  if (n >= N) return;
+  const int lane = threadIdx.x % 32;
+  const T* dy = dout + n * C;
+  const T* x = inp + n * C;
+  const float r = rstd[n];
+  float dot = 0.0f;
+  for (int64_t c = lane; c < C; c += 32) dot += load(weight[c]) * load(dy[c]) * load(x[c]);
+  const float coeff = r * r * r * warp_sum(dot) / static_cast<float>(C);
+  for (int64_t c = lane; c < C; c += 32) {
+    T* dx = dinp + n * C + c;
+    *dx = store<T>(load(*dx) + r * load(weight[c]) * load(dy[c]) - coeff * load(x[c]));
+  }
+}
 
-// A thread's share of a row of C elements, in f32: packs t, t + blockDim.x, ... of it for
-// thread t (P of them; those past the row's end empty). Which elements a thread holds, and
-// so the order of every sum, does not depend on whether 16-byte accesses serve them.
-template <int P>
-struct RowSlice {
-  PackSpan span[P];
-  float v[P][kPack];
-
-  __device__ RowSlice(int64_t C, bool aligned) {
-#pragma unroll
-    for (int j = 0; j < P; ++j) span[j] = pack_span(pack_index_in(j), C, aligned);
-  }
-  template <typename T>
-  __device__ void read(const T* row) {
-#pragma unroll
-    for (int j = 0; j < P; ++j) load_pack(v[j], row, span[j]);
-  }
-  template <typename T>
-  __device__ void write(T* row) const {
-#pragma unroll
-    for (int j = 0; j < P; ++j) store_pack(row, v[j], span[j]);
-  }
-  // The sum of f(element) over the whole row, returned to every thread of the block:
-  // each thread's elements in order, then block_sum's fixed tree.
-  template <typename F>
-  __device__ float row_sum(F f, float* shared) const {
-    float sum = 0.0f;
-#pragma unroll
-    for (int j = 0; j < P; ++j) {
-#pragma unroll
-      for (int k = 0; k < kPack; ++k) {
-        if (k < span[j].count) sum += f(v[j][k]);
-      }
-    }
-    return block_sum(sum, shared);
-  }
-};
+// --- a block per row, the row in registers (row_slice.cuh) ---
 
 // Row n of a norm's input: inp's, or with `residual` set, residual's row + inp's row
 // rounded once into T (add_inplace's arithmetic), which is also written back to residual;
@@ -142,13 +140,11 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   const int64_t n = blockIdx.x;
   const RowSlice<P> x = norm_input<T, P>(residual, inp, n, C, aligned);
   const float mean = x.row_sum([](float v) { return v; }, shared) / static_cast<float>(C);
-  const float var = x.row_sum(
-                        [&](float v) {
-                          const float d = v - mean;
-                          return d * d;
-                        },
-                        shared) /
-                    static_cast<float>(C);
+  const auto squared_deviation = [&](float v) {
+    const float d = v - mean;
+    return d * d;
+  };
+  const float var = x.row_sum(squared_deviation, shared) / static_cast<float>(C);
   const float rstd = rsqrtf(var + eps);
 #pragma unroll
   for (int j = 0; j < P; ++j) {
@@ -185,43 +181,68 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   if (threadIdx.x == 0) rstd_out[n] = r;
 }
 
-// The block of a row of C (at most kMaxRegisterRow): the fewest packs per thread P that
-// kMaxRowThreads threads can hold it with, and whole warps of threads. Calls
-// f(std::integral_constant<int, P>{}, threads).
-template <typename F>
-void with_row_slice(int64_t C, F&& f) {
-  const int64_t packs = (C + kPack - 1) / kPack;
-  const auto threads = [&](int64_t per_thread) {
-    const int64_t needed = (packs + per_thread - 1) / per_thread;
-    return static_cast<int>((needed + 31) / 32 * 32);
+template <typename T, int P>
+__global__ void __launch_bounds__(kMaxRowThreads)
+    layernorm_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* weight, const float* mean,
+                          const float* rstd, int64_t C, bool aligned) {
+  __shared__ float shared[32];
+  const int64_t n = blockIdx.x;
+  const float m = mean[n], s = rstd[n];
+  RowSlice<P> x(C, aligned), dnorm(C, aligned);
+  x.read(inp + n * C);
+  dnorm.read(dout + n * C);
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    float w[kPack];
+    load_pack(w, weight, x.span[j]);
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) dnorm.v[j][k] = w[k] * dnorm.v[j][k];
+  }
+  const float dnorm_mean = dnorm.row_sum([](float d) { return d; }, shared) / static_cast<float>(C);
+  const auto dnorm_norm_terms = [&](int j, float(&terms)[kPack]) {
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) terms[k] = dnorm.v[j][k] * (x.v[j][k] - m) * s;
   };
-  static_assert(kMaxPacksPerThread == 2, "one case per packs-per-thread count");
-  if (packs <= kMaxRowThreads) return f(std::integral_constant<int, 1>{}, threads(1));
-  f(std::integral_constant<int, 2>{}, threads(2));
+  const float dnorm_norm_mean = x.row_total(dnorm_norm_terms, shared) / static_cast<float>(C);
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    float dx[kPack];
+    load_pack(dx, dinp + n * C, x.span[j]);
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) {
+      const float norm = (x.v[j][k] - m) * s;
+      dx[k] = dx[k] + (dnorm.v[j][k] - dnorm_mean - norm * dnorm_norm_mean) * s;
+    }
+    store_pack(dinp + n * C, dx, x.span[j]);
+  }
 }
 
-template <typename T>
-__global__ void layernorm_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* weight,
-                                      const float* mean, const float* rstd, int64_t N, int64_t C) {
-  const int64_t n = warp_row();
-  if (n >= N) return;
-  const int lane = threadIdx.x % 32;
-  const T* dy = dout + n * C;
-  const T* x = inp + n * C;
-  const float m = mean[n], s = rstd[n];
-  float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-  for (int64_t c = lane; c < C; c += 32) {
-    const float dnorm = load(weight[c]) * load(dy[c]);
-    dnorm_mean += dnorm;
-    dnorm_norm_mean += dnorm * (load(x[c]) - m) * s;
-  }
-  dnorm_mean = warp_sum(dnorm_mean) / static_cast<float>(C);
-  dnorm_norm_mean = warp_sum(dnorm_norm_mean) / static_cast<float>(C);
-  for (int64_t c = lane; c < C; c += 32) {
-    const float norm = (load(x[c]) - m) * s;
-    const float dnorm = load(weight[c]) * load(dy[c]);
-    T* dx = dinp + n * C + c;
-    *dx = store<T>(load(*dx) + (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s);
+template <typename T, int P>
+__global__ void __launch_bounds__(kMaxRowThreads)
+    rmsnorm_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* weight, const float* rstd,
+                        int64_t C, bool aligned) {
+  __shared__ float shared[32];
+  const int64_t n = blockIdx.x;
+  const float r = rstd[n];
+  RowSlice<P> x(C, aligned), dy(C, aligned);
+  x.read(inp + n * C);
+  dy.read(dout + n * C);
+  const auto dot_terms = [&](int j, float(&terms)[kPack]) {
+    float w[kPack];
+    load_pack(w, weight, x.span[j]);
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) terms[k] = w[k] * dy.v[j][k] * x.v[j][k];
+  };
+  const float dot = x.row_total(dot_terms, shared);
+  const float coeff = r * r * r * dot / static_cast<float>(C);
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    float dx[kPack], w[kPack];
+    load_pack(dx, dinp + n * C, x.span[j]);
+    load_pack(w, weight, x.span[j]);
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) dx[k] = dx[k] + r * w[k] * dy.v[j][k] - coeff * x.v[j][k];
+    store_pack(dinp + n * C, dx, x.span[j]);
   }
 }
 
@@ -251,24 +272,6 @@ __global__ void __launch_bounds__(kColumnThreads)
 }
 
 template <typename T>
-__global__ void rmsnorm_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* weight,
-                                    const float* rstd, int64_t N, int64_t C) {
-  const int64_t n = warp_row();
-  if (n >= N) return;
-  const int lane = threadIdx.x % 32;
-  const T* dy = dout + n * C;
-  const T* x = inp + n * C;
-  const float r = rstd[n];
-  float dot = 0.0f;
-  for (int64_t c = lane; c < C; c += 32) dot += load(weight[c]) * load(dy[c]) * load(x[c]);
-  const float coeff = r * r * r * warp_sum(dot) / static_cast<float>(C);
-  for (int64_t c = lane; c < C; c += 32) {
-    T* dx = dinp + n * C + c;
-    *dx = store<T>(load(*dx) + r * load(weight[c]) * load(dy[c]) - coeff * load(x[c]));
-  }
-}
-
-template <typename T>
 __global__ void __launch_bounds__(kColumnThreads)
     rmsnorm_weight_kernel(T* dweight, const T* dout, const T* inp, const float* rstd, int64_t N,
                           int64_t C) {
@@ -294,7 +297,6 @@ struct NormRows {
   const T* weight;
   int64_t N, C;
 
-  bool wide() const { return C > kMaxRegisterRow; }
   // Whether 16-byte accesses serve every row and the weight.
   bool aligned() const {
     return rows_aligned_for_packs(out, C) && rows_aligned_for_packs(inp, C) &&
@@ -321,6 +323,30 @@ NormRows<T> norm_rows(void* out, void* residual, const void* inp, const void* we
                      C};
 }
 
+// The tensors of a norm's input-gradient launch: dinp(N, C) += the gradient through the
+// norm of inp, given dout.
+template <typename T>
+struct NormGradientRows {
+  T* dinp;
+  const T* dout;
+  const T* inp;
+  const T* weight;
+  int64_t C;
+
+  // Whether 16-byte accesses serve every row and the weight.
+  bool aligned() const {
+    return rows_aligned_for_packs(dinp, C) && rows_aligned_for_packs(dout, C) &&
+           rows_aligned_for_packs(inp, C) && aligned_for_packs(weight);
+  }
+};
+
+template <typename T>
+NormGradientRows<T> norm_gradient_rows(void* dinp, const void* dout, const void* inp,
+                                       const void* weight, int64_t C) {
+  return NormGradientRows<T>{static_cast<T*>(dinp), static_cast<const T*>(dout),
+                             static_cast<const T*>(inp), static_cast<const T*>(weight), C};
+}
+
 }  // namespace
 
 void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
@@ -337,7 +363,7 @@ void residual_layernorm_forward(void* residual, const void* x, void* out, float*
     using S = decltype(t);
     const auto rows = norm_rows<S>(out, residual, x, weight, N, C);
     const S* b = static_cast<const S*>(bias);
-    if (rows.wide()) {
+    if (!row_fits_registers(C)) {
       const S* input = rows.wide_input(type, stream);
       layernorm_forward_wide_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
           rows.out, mean, rstd, input, rows.weight, b, N, C, eps);
@@ -359,9 +385,17 @@ void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout
   if (N * C == 0) return;  // no rows: nothing to normalise or add
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
-    layernorm_dinp_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
-        static_cast<S*>(dinp), static_cast<const S*>(dout), static_cast<const S*>(inp),
-        static_cast<const S*>(weight), mean, rstd, N, C);
+    const auto rows = norm_gradient_rows<S>(dinp, dout, inp, weight, C);
+    if (!row_fits_registers(C)) {
+      layernorm_dinp_wide_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
+          rows.dinp, rows.dout, rows.inp, rows.weight, mean, rstd, N, C);
+    } else {
+      with_row_slice(C, [&](auto packs, int threads) {
+        layernorm_dinp_kernel<S, decltype(packs)::value>
+            <<<static_cast<unsigned>(N), threads, 0, stream>>>(
+                rows.dinp, rows.dout, rows.inp, rows.weight, mean, rstd, C, rows.aligned());
+      });
+    }
     LLMFT_CUDA_LAUNCH_CHECK();
     layernorm_params_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
         static_cast<S*>(dweight), static_cast<S*>(dbias), static_cast<const S*>(dout),
@@ -382,7 +416,7 @@ void residual_rmsnorm_forward(void* residual, const void* x, void* out, float* r
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
     const auto rows = norm_rows<S>(out, residual, x, weight, N, C);
-    if (rows.wide()) {
+    if (!row_fits_registers(C)) {
       const S* input = rows.wide_input(type, stream);
       rmsnorm_forward_wide_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
           rows.out, rstd, input, rows.weight, N, C, eps);
@@ -403,9 +437,17 @@ void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* i
   if (N * C == 0) return;  // no rows: nothing to normalise or add
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
-    rmsnorm_dinp_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
-        static_cast<S*>(dinp), static_cast<const S*>(dout), static_cast<const S*>(inp),
-        static_cast<const S*>(weight), rstd, N, C);
+    const auto rows = norm_gradient_rows<S>(dinp, dout, inp, weight, C);
+    if (!row_fits_registers(C)) {
+      rmsnorm_dinp_wide_kernel<<<row_blocks(N), kRowsPerBlock * 32, 0, stream>>>(
+          rows.dinp, rows.dout, rows.inp, rows.weight, rstd, N, C);
+    } else {
+      with_row_slice(C, [&](auto packs, int threads) {
+        rmsnorm_dinp_kernel<S, decltype(packs)::value>
+            <<<static_cast<unsigned>(N), threads, 0, stream>>>(
+                rows.dinp, rows.dout, rows.inp, rows.weight, rstd, C, rows.aligned());
+      });
+    }
     LLMFT_CUDA_LAUNCH_CHECK();
     rmsnorm_weight_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
         static_cast<S*>(dweight), static_cast<const S*>(dout), static_cast<const S*>(inp), rstd, N,
