@@ -1,6 +1,7 @@
 // Fill, convert, accumulate, sums of squares, column sums and a vector repeated down rows
-// on the GPU, for any float dtype. Fill, convert and accumulate move a pack of elements per
-// thread (vector_access.cuh): 16-byte accesses where every operand is aligned.
+// on the GPU, for any float dtype. Fill, convert, accumulate and sums of squares move a pack
+// of elements per thread (vector_access.cuh): 16-byte accesses where every operand is
+// aligned.
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/column_sums.cuh"
 #include "core/cuda/cuda_check.h"
@@ -50,16 +51,24 @@ __global__ void add_kernel(A* acc, const X* x, int64_t n, bool aligned) {
   store_pack(acc, sum, s);
 }
 
-// Block b sums the squares of elements b, b + kSumBlocks x kThreads, ... (each thread a
-// fixed stride): partials[b]. The grid never depends on the device.
+// Thread t of block b sums the squares of pack b x kThreads + t and of every
+// kSumBlocks x kThreads-th pack after it; the block adds its threads' sums into
+// partials[b]. The grid never depends on the device, and which elements a thread adds
+// does not depend on whether 16-byte loads serve them.
 template <typename T>
-__global__ void square_partials(double* partials, const T* x, int64_t n) {
+__global__ void square_partials(double* partials, const T* x, int64_t n, bool aligned) {
   __shared__ double shared[32];
   double sum = 0.0;
   const int64_t stride = static_cast<int64_t>(kSumBlocks) * kThreads;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x; i < n; i += stride) {
-    const double v = load(x[i]);
-    sum += v * v;
+  for (int64_t p = pack_index_in(blockIdx.x); p * kPack < n; p += stride) {
+    const PackSpan s = pack_span(p, n, aligned);
+    float v[kPack];
+    load_pack(v, x, s);  // 0 past the end: adds nothing
+#pragma unroll
+    for (int k = 0; k < kPack; ++k) {
+      const double d = v[k];
+      sum += d * d;
+    }
   }
   sum = block_sum(sum, shared);
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
@@ -127,7 +136,8 @@ void sum_squares(float* sum_sq, const void* x, DType type, int64_t n, double* pa
                  cudaStream_t stream) {
   dispatch_float(type, [&](auto t) {
     using T = decltype(t);
-    square_partials<<<kSumBlocks, kThreads, 0, stream>>>(partials, static_cast<const T*>(x), n);
+    square_partials<<<kSumBlocks, kThreads, 0, stream>>>(partials, static_cast<const T*>(x), n,
+                                                         aligned_for_packs(x));
   });
   LLMFT_CUDA_LAUNCH_CHECK();
   add_partials<<<1, kSumBlocks, 0, stream>>>(sum_sq, partials);
