@@ -15,8 +15,11 @@
 //
 // Conventions: (N, C) shapes are row-major; a linear layer's weight is (OC, C), as in
 // torch.nn.Linear. Kernels take tensors in the run's compute dtype (compute_rule()) and
-// accumulate in f32; statistics (rstd, mean, lse, the loss's) are f32. A backend rejects
-// dtypes its rule never produces with an Error.
+// accumulate in f32; statistics (rstd, mean, lse, the loss's) are f32. Weight and bias
+// gradients (linear_backward's dweight and dbias, the norms' backwards', embedding_backward's
+// dwte and dwpe) may also be f32 whatever the compute dtype: a run that sums gradients in
+// fp32 has backward add straight into its f32 sums. A backend rejects dtypes its rule never
+// produces with an Error.
 //
 // Thread-safety: one Backend per rank, used from one thread.
 #pragma once

@@ -6,8 +6,9 @@
 // (fp16) significant bits, at half the gradients' memory. With f32 weights both are the
 // same; LOMO and AdaLomo keep no accumulated gradient, so it does not apply to them; an
 // offloaded optimizer (parallel/optimizer_offload.h) sums on the host in f32 either way.
-// Where the backend computes in the weights' dtype (GPUs), each micro-batch's gradient is
-// still formed in it and then added into the f32 sum (parallel/working_copies.h).
+// Where the backend computes in the weights' dtype (GPUs), backward still adds each
+// product straight into the f32 sum (the weight-gradient GEMM writes f32:
+// parallel/working_copies.h).
 #pragma once
 
 #include <string>

@@ -15,7 +15,8 @@ WorkingCopies::WorkingCopies(Backend& backend, Allocator& allocator, const UnitT
       dtype_(stored.params[0].dtype),
       compute_(compute_dtype(backend.compute_rule(), dtype_)),
       convert_params_(dtype_ != compute_),
-      own_grads_(transient_grads || (!stored.grads.empty() && stored.grads[0].dtype != compute_)),
+      own_grads_(transient_grads || (!stored.grads.empty() && stored.grads[0].dtype != compute_ &&
+                                     stored.grads[0].dtype != DType::f32)),
       transient_grads_(transient_grads) {
   const size_t units = stored.params.size();
   const bool passthrough = !convert_params_ && gather_group_ == nullptr;

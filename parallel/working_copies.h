@@ -9,11 +9,12 @@
 // otherwise weights are used as they are. release_params frees what acquire made.
 // Gradients, in one of two modes:
 //  - stored (sgd/adamw without gradient sharding): each unit's gradient lives in a
-//    stored buffer (in the stored dtype, or f32 with --grad-accum-dtype fp32); when the
-//    compute dtype differs from the buffer's, the unit accumulates into a working buffer
+//    stored buffer (in the stored dtype, or f32 with --grad-accum-dtype fp32); backward
+//    accumulates into it directly when it is in the compute dtype or f32 (every backend
+//    writes weight gradients into f32, core/backend.h: an f32 sum of bf16/fp16 weights'
+//    gradients over micro-batches and tied uses, each product added in f32); otherwise (a
+//    bf16/fp16 buffer, f32 compute: the CPU) the unit accumulates into a working buffer
 //    (workspace) added once per micro-batch into the stored gradient by flush_grads;
-//    otherwise backward accumulates into the stored buffer directly (on the CPU, an f32
-//    sum of bf16/fp16 weights' gradients over micro-batches and tied uses);
 //  - transient (LOMO, AdaLomo, and ZeRO-2/3): acquire_grads gives a unit a zeroed
 //    gradient in the compute dtype of the unit's padded length (grads category), which
 //    the Engine reduces and uses, then release_grads frees.

@@ -59,6 +59,20 @@ DType same_dtype(std::initializer_list<const Tensor*> tensors, const char* hook)
   return dtype;
 }
 
+// The dtype of weight or bias gradients (defined ones) that a hook computing in `compute`
+// writes: that dtype, or f32 (a run summing gradients in fp32, core/backend.h).
+DType param_grad_dtype(std::initializer_list<const Tensor*> grads, DType compute,
+                       const char* hook) {
+  const DType dtype = same_dtype(grads, hook);
+  const bool any =
+      std::any_of(grads.begin(), grads.end(), [](const Tensor* t) { return t->defined(); });
+  if (!any) return compute;
+  LLMFT_REQUIRE(dtype == compute || dtype == DType::f32,
+                "cuda backend: " << hook << " writes " << dtype_name(dtype) << " gradients from "
+                                 << dtype_name(compute) << " tensors");
+  return dtype;
+}
+
 // Attention's kernels put sequences, heads and (the tensor-core ones) 64-row tiles of
 // positions on the grid's y and z axes (65535 at most).
 void require_attention_grid(int64_t sequences, int n_head, int64_t rows) {
@@ -228,6 +242,14 @@ void CudaBackend::launch_every_kernel() {
     layernorm_backward(dx, dgamma, dbias, y, x, bias, stat, stat2);
     rmsnorm_forward(y, stat, x, bias, 1e-5f);
     rmsnorm_backward(dx, dgamma, y, x, bias, stat);
+    if (dtype != DType::f32) {  // weight gradients into f32 sums (core/backend.h)
+      const Tensor dw_sum = take(DType::f32, {C, C}), db_sum = take(DType::f32, {C});
+      const Tensor dgamma_sum = take(DType::f32, {C});
+      linear_backward(Tensor(), false, dw_sum, db_sum, y, x, w);
+      embedding_backward(dw_sum, Tensor(), x.reshaped({B, T, C}), tokens, positions, 0);
+      layernorm_backward(dx, dgamma_sum, db_sum, y, x, bias, stat, stat2);
+      rmsnorm_backward(dx, dgamma_sum, y, x, bias, stat);
+    }
     residual_layernorm_forward(dx, x, y, stat, stat2, bias, bias, 1e-5f);
     residual_rmsnorm_forward(dx, x, y, stat, bias, 1e-5f);
     const RopeFrequencies freqs = rope_frequencies(10000.0f, RopeScaling{}, static_cast<int>(D));
@@ -329,24 +351,24 @@ void CudaBackend::convert(Tensor dst, Tensor src) {
 void CudaBackend::linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) {
   const DType dtype = same_dtype({&out, &inp, &weight, &bias}, "linear_forward");
   const int64_t N = rows(inp), C = inp.dim(-1), OC = weight.dim(0);
-  gemm_->multiply(dtype, {weight.data, C, OC, C, true}, {inp.data, C, N, C, false}, out.data, OC,
-                  0.0f, bias.defined() ? bias.data : nullptr, compute_);
+  gemm_->multiply(dtype, {weight.data, C, OC, C, true}, {inp.data, C, N, C, false}, out.data, dtype,
+                  OC, 0.0f, bias.defined() ? bias.data : nullptr, compute_);
 }
 
 void CudaBackend::linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias,
                                   Tensor dout, Tensor inp, Tensor weight) {
-  const DType dtype =
-      same_dtype({&dinp, &dweight, &dbias, &dout, &inp, &weight}, "linear_backward");
+  const DType dtype = same_dtype({&dinp, &dout, &inp, &weight}, "linear_backward");
+  const DType grad = param_grad_dtype({&dweight, &dbias}, dtype, "linear_backward");
   const int64_t N = rows(inp), C = inp.dim(-1), OC = weight.dim(0);
   if (dinp.defined()) {  // (N, C) = dout (N, OC) W (OC, C)
     gemm_->multiply(dtype, {weight.data, C, OC, C, false}, {dout.data, OC, N, OC, false}, dinp.data,
-                    C, accumulate_dinp ? 1.0f : 0.0f, nullptr, compute_);
+                    dtype, C, accumulate_dinp ? 1.0f : 0.0f, nullptr, compute_);
   }
   if (dweight.defined()) {  // (OC, C) += dout^T (OC, N) X (N, C)
     gemm_->multiply(dtype, {inp.data, C, N, C, false}, {dout.data, OC, N, OC, true}, dweight.data,
-                    C, 1.0f, nullptr, compute_);
+                    grad, C, 1.0f, nullptr, compute_);
   }
-  if (dbias.defined()) cuda::add_column_sums(dbias.data, dtype, dout.data, dtype, N, OC, compute_);
+  if (dbias.defined()) cuda::add_column_sums(dbias.data, grad, dout.data, dtype, N, OC, compute_);
 }
 
 void CudaBackend::embedding_forward(Tensor out, Tensor tokens, Tensor positions, Tensor wte,
@@ -359,10 +381,11 @@ void CudaBackend::embedding_forward(Tensor out, Tensor tokens, Tensor positions,
 
 void CudaBackend::embedding_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
                                      Tensor positions, int64_t vocab_start) {
-  const DType dtype = same_dtype({&dwte, &dwpe, &dout}, "embedding_backward");
-  cuda::embedding_backward(dwte.data, dwpe.defined() ? dwpe.data : nullptr, dout.data, i32(tokens),
-                           i32(positions), dtype, tokens.numel(), dwte.dim(1), vocab_start,
-                           dwte.dim(0), dwpe.defined() ? dwpe.dim(0) : 0, compute_);
+  const DType dtype = dout.dtype;
+  const DType grad = param_grad_dtype({&dwte, &dwpe}, dtype, "embedding_backward");
+  cuda::embedding_backward(dwte.data, dwpe.defined() ? dwpe.data : nullptr, grad, dout.data,
+                           i32(tokens), i32(positions), dtype, tokens.numel(), dwte.dim(1),
+                           vocab_start, dwte.dim(0), dwpe.defined() ? dwpe.dim(0) : 0, compute_);
 }
 
 void CudaBackend::layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
@@ -374,10 +397,11 @@ void CudaBackend::layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor
 
 void CudaBackend::layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout,
                                      Tensor inp, Tensor weight, Tensor mean, Tensor rstd) {
-  const DType dtype =
-      same_dtype({&dinp, &dweight, &dbias, &dout, &inp, &weight}, "layernorm_backward");
-  cuda::layernorm_backward(dinp.data, dweight.data, dbias.data, dout.data, inp.data, weight.data,
-                           f32(mean), f32(rstd), dtype, rows(inp), inp.dim(-1), compute_);
+  const DType dtype = same_dtype({&dinp, &dout, &inp, &weight}, "layernorm_backward");
+  const DType grad = param_grad_dtype({&dweight, &dbias}, dtype, "layernorm_backward");
+  cuda::layernorm_backward(dinp.data, dweight.data, dbias.data, grad, dout.data, inp.data,
+                           weight.data, f32(mean), f32(rstd), dtype, rows(inp), inp.dim(-1),
+                           compute_);
 }
 
 void CudaBackend::rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) {
@@ -388,8 +412,9 @@ void CudaBackend::rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor we
 
 void CudaBackend::rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp,
                                    Tensor weight, Tensor rstd) {
-  const DType dtype = same_dtype({&dinp, &dweight, &dout, &inp, &weight}, "rmsnorm_backward");
-  cuda::rmsnorm_backward(dinp.data, dweight.data, dout.data, inp.data, weight.data, f32(rstd),
+  const DType dtype = same_dtype({&dinp, &dout, &inp, &weight}, "rmsnorm_backward");
+  const DType grad = param_grad_dtype({&dweight}, dtype, "rmsnorm_backward");
+  cuda::rmsnorm_backward(dinp.data, dweight.data, grad, dout.data, inp.data, weight.data, f32(rstd),
                          dtype, rows(inp), inp.dim(-1), compute_);
 }
 

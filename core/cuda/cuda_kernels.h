@@ -47,17 +47,20 @@ void repeat_rows(void* out, int64_t ld, const void* row, DType type, int64_t row
 void embedding_forward(void* out, const int32_t* tokens, const int32_t* positions, const void* wte,
                        const void* wpe, DType type, int64_t N, int64_t C, int64_t vocab_start,
                        int64_t rows, cudaStream_t stream);
-void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
-                        const int32_t* positions, DType type, int64_t N, int64_t C,
-                        int64_t vocab_start, int64_t rows, int64_t wpe_rows, cudaStream_t stream);
+// dwte and dwpe in grad_type: `type` or f32.
+void embedding_backward(void* dwte, void* dwpe, DType grad_type, const void* dout,
+                        const int32_t* tokens, const int32_t* positions, DType type, int64_t N,
+                        int64_t C, int64_t vocab_start, int64_t rows, int64_t wpe_rows,
+                        cudaStream_t stream);
 
 // --- norms.cu ---
 void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
                        const void* bias, DType type, int64_t N, int64_t C, float eps,
                        cudaStream_t stream);
-void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                        const void* weight, const float* mean, const float* rstd, DType type,
-                        int64_t N, int64_t C, cudaStream_t stream);
+// The backwards' dweight (and dbias) in grad_type: `type` or f32.
+void layernorm_backward(void* dinp, void* dweight, void* dbias, DType grad_type, const void* dout,
+                        const void* inp, const void* weight, const float* mean, const float* rstd,
+                        DType type, int64_t N, int64_t C, cudaStream_t stream);
 void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, DType type,
                      int64_t N, int64_t C, float eps, cudaStream_t stream);
 // residual(N, C) += x, rounded once into residual's dtype; then out = the norm of the
@@ -71,7 +74,7 @@ void residual_layernorm_forward(void* residual, const void* x, void* out, float*
 void residual_rmsnorm_forward(void* residual, const void* x, void* out, float* rstd,
                               const void* weight, DType type, int64_t N, int64_t C, float eps,
                               cudaStream_t stream);
-void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp,
+void rmsnorm_backward(void* dinp, void* dweight, DType grad_type, const void* dout, const void* inp,
                       const void* weight, const float* rstd, DType type, int64_t N, int64_t C,
                       cudaStream_t stream);
 

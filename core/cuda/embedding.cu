@@ -30,13 +30,14 @@ __global__ void forward_kernel(T* out, const int32_t* tokens, const int32_t* pos
 
 // table[index[n] - start] += dout[n] for the indices in [start, start + rows): the token
 // table's gradient (index = tokens) and the position table's (index = positions, start 0).
-// Rows repeat across n. Block (n, column chunk) goes on only where n is the first with
-// its index; its threads, a column each, then add the gradient rows of every n with that
-// index to the row, in f32 and in order of n (n matched a tile of kThreads at a time, the
-// tile's matches listed in order), and round once: no atomics, the same bits every run,
-// the CPU's order of additions, and one rounding per row however often its index occurs.
-template <typename T>
-__global__ void scatter_backward_kernel(T* dwte, const T* dout, const int32_t* tokens, int64_t N,
+// The table's gradient may be f32 while dout is 16-bit (G and T). Rows repeat across n. Block (n,
+// column chunk) goes on only where n is the first with its index; its threads, a column each, then
+// add the gradient rows of every n with that index to the row, in f32 and in order of n (n matched
+// a tile of kThreads at a time, the tile's matches listed in order), and round once: no atomics,
+// the same bits every run, the CPU's order of additions, and one rounding per row however often its
+// index occurs.
+template <typename G, typename T>
+__global__ void scatter_backward_kernel(G* dwte, const T* dout, const int32_t* tokens, int64_t N,
                                         int64_t C, int64_t vocab_start, int64_t rows) {
   constexpr int kWarps = kThreads / 32;
   __shared__ int matches[kThreads];
@@ -70,7 +71,7 @@ __global__ void scatter_backward_kernel(T* dwte, const T* dout, const int32_t* t
     }
     __syncthreads();  // the next tile reuses the lists
   }
-  if (c < C) dwte[row * C + c] = store<T>(sum);
+  if (c < C) dwte[row * C + c] = store<G>(sum);
 }
 
 }  // namespace
@@ -88,20 +89,24 @@ void embedding_forward(void* out, const int32_t* tokens, const int32_t* position
   LLMFT_CUDA_LAUNCH_CHECK();
 }
 
-void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
-                        const int32_t* positions, DType type, int64_t N, int64_t C,
-                        int64_t vocab_start, int64_t rows, int64_t wpe_rows, cudaStream_t stream) {
+void embedding_backward(void* dwte, void* dwpe, DType grad_type, const void* dout,
+                        const int32_t* tokens, const int32_t* positions, DType type, int64_t N,
+                        int64_t C, int64_t vocab_start, int64_t rows, int64_t wpe_rows,
+                        cudaStream_t stream) {
   if (N * C == 0) return;
-  dispatch_float(type, [&](auto t) {
-    using S = decltype(t);
-    const dim3 grid(static_cast<unsigned>(N), static_cast<unsigned>(blocks_for(C, kThreads)));
-    scatter_backward_kernel<<<grid, kThreads, 0, stream>>>(
-        static_cast<S*>(dwte), static_cast<const S*>(dout), tokens, N, C, vocab_start, rows);
-    LLMFT_CUDA_LAUNCH_CHECK();
-    if (dwpe == nullptr) return;
-    scatter_backward_kernel<<<grid, kThreads, 0, stream>>>(
-        static_cast<S*>(dwpe), static_cast<const S*>(dout), positions, N, C, 0, wpe_rows);
-    LLMFT_CUDA_LAUNCH_CHECK();
+  dispatch_float(grad_type, [&](auto g) {
+    dispatch_float(type, [&](auto t) {
+      using G = decltype(g);
+      using S = decltype(t);
+      const dim3 grid(static_cast<unsigned>(N), static_cast<unsigned>(blocks_for(C, kThreads)));
+      scatter_backward_kernel<<<grid, kThreads, 0, stream>>>(
+          static_cast<G*>(dwte), static_cast<const S*>(dout), tokens, N, C, vocab_start, rows);
+      LLMFT_CUDA_LAUNCH_CHECK();
+      if (dwpe == nullptr) return;
+      scatter_backward_kernel<<<grid, kThreads, 0, stream>>>(
+          static_cast<G*>(dwpe), static_cast<const S*>(dout), positions, N, C, 0, wpe_rows);
+      LLMFT_CUDA_LAUNCH_CHECK();
+    });
   });
 }
 

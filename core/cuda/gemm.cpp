@@ -56,13 +56,13 @@ uint32_t alignment(const void* p) {
 
 struct Preference {
   cublasLtMatmulPreference_t preference = nullptr;
-  Preference(DType type, size_t workspace, const void* a, const void* b, const void* c) {
+  Preference(DType c_type, size_t workspace, const void* a, const void* b, const void* c) {
     LLMFT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
     set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
     // Split-K partial products are added in f32: cuBLASLt's in-place and output-type
     // reductions add them in c's dtype, which for bf16/fp16 rounds every partial sum.
-    const uint32_t reductions = type == DType::f32 ? CUBLASLT_REDUCTION_SCHEME_MASK
-                                                   : CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    const uint32_t reductions = c_type == DType::f32 ? CUBLASLT_REDUCTION_SCHEME_MASK
+                                                     : CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     set(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions);
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(a));
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(b));
@@ -94,14 +94,18 @@ Gemm::~Gemm() {
   cublasLtDestroy(handle_);
 }
 
-void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, int64_t ldc,
-                    float beta, const void* bias, cudaStream_t stream) {
+void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, DType c_type,
+                    int64_t ldc, float beta, const void* bias, cudaStream_t stream) {
   const int64_t m = a.transposed ? a.cols : a.rows, k = a.transposed ? a.rows : a.cols;
   const int64_t n = b.transposed ? b.rows : b.cols;
   LLMFT_REQUIRE(k == (b.transposed ? b.cols : b.rows),
                 "internal: cuda gemm of mismatched operands ("
                     << m << " x " << k << ") x (" << (b.transposed ? b.cols : b.rows) << " x " << n
                     << ")");
+  LLMFT_REQUIRE(c_type == type || c_type == DType::f32, "internal: cuda gemm of "
+                                                            << dtype_name(type) << " operands into "
+                                                            << dtype_name(c_type));
+  LLMFT_REQUIRE(bias == nullptr || c_type == type, "internal: cuda gemm bias of another dtype");
   if (m == 0 || n == 0) return;
   if (k == 0) {
     // An empty sum (a weight gradient over no rows): c is the bias, or stays (beta 1), or
@@ -111,7 +115,7 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
     if (bias != nullptr) {
       repeat_rows(c, ldc, bias, type, n, m, stream);
     } else if (beta == 0.0f) {
-      const size_t element = dtype_size(type);
+      const size_t element = dtype_size(c_type);
       LLMFT_CUDA_CHECK(cudaMemset2DAsync(c, static_cast<size_t>(ldc) * element, 0,
                                          static_cast<size_t>(m) * element, static_cast<size_t>(n),
                                          stream));
@@ -132,11 +136,12 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
     beta = 1.0f;
   }
   const Layout layout_a(cuda_type, a.rows, a.cols, a.ld), layout_b(cuda_type, b.rows, b.cols, b.ld);
-  const Layout layout_c(cuda_type, m, n, ldc);
+  const Layout layout_c(data_type(c_type), m, n, ldc);
   // The heuristic's choice depends only on the key's figures: asking once per key saves
   // its tens of microseconds per product and gives one product the same algorithm (the
   // same rounding) at every call.
   const AlgorithmKey key{static_cast<int>(type),
+                         static_cast<int>(c_type),
                          a.transposed,
                          b.transposed,
                          m,
@@ -151,7 +156,7 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
                          alignment(c)};
   auto chosen = algorithms_.find(key);
   if (chosen == algorithms_.end()) {
-    const Preference preference(type, kWorkspaceBytes, a.data, b.data, c);
+    const Preference preference(c_type, kWorkspaceBytes, a.data, b.data, c);
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
     LLMFT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(
@@ -159,7 +164,7 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
         preference.preference, 1, &heuristic, &found));
     LLMFT_REQUIRE(found > 0, "cuda gemm: cuBLASLt has no algorithm for a "
                                  << m << " x " << n << " x " << k << " " << dtype_name(type)
-                                 << " product");
+                                 << " product into " << dtype_name(c_type));
     chosen = algorithms_.emplace(key, heuristic.algo).first;
   }
   const float alpha = 1.0f;

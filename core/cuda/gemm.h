@@ -1,4 +1,5 @@
-// Matrix products on the GPU through cuBLASLt: inputs and outputs in f32, bf16 or fp16,
+// Matrix products on the GPU through cuBLASLt: inputs and outputs in f32, bf16 or fp16
+// (16-bit inputs may also write an f32 output: a weight gradient added into an f32 sum),
 // always accumulated in f32, split-K partial sums included (for f32 data without TF32, so
 // an f32 run computes what the CPU does), an optional bias added by the epilogue (or, when
 // not 16-byte aligned, written into c before the product adds onto it), operands of any
@@ -37,16 +38,16 @@ class Gemm {
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
 
-  // c (m x n, column-major, leading dimension ldc) = op(a) op(b) + beta c, or
-  // op(a) op(b) + bias(m) in every column when a bias is given (beta unused). a, b, c and
-  // bias share `type`; any element alignment will do.
-  void multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, int64_t ldc,
-                float beta, const void* bias, cudaStream_t stream);
+  // c (m x n, column-major, leading dimension ldc, of c_type) = op(a) op(b) + beta c, or
+  // op(a) op(b) + bias(m) in every column when a bias is given (beta unused). a, b and
+  // bias share `type`; c_type is `type` or f32; any element alignment will do.
+  void multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, DType c_type,
+                int64_t ldc, float beta, const void* bias, cudaStream_t stream);
 
  private:
-  // What the heuristic is told: dtype, transposes, m, n, k, leading dimensions, the bias
-  // epilogue, and the alignment of a, b and c.
-  using AlgorithmKey = std::tuple<int, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t,
+  // What the heuristic is told: the inputs' and c's dtypes, transposes, m, n, k, leading
+  // dimensions, the bias epilogue, and the alignment of a, b and c.
+  using AlgorithmKey = std::tuple<int, int, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t,
                                   int64_t, bool, uint32_t, uint32_t, uint32_t>;
 
   cublasLtHandle_t handle_ = nullptr;

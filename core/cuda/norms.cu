@@ -256,9 +256,10 @@ struct ParamSums {
   }
 };
 
-template <typename T>
+// The weight and bias gradients are of G: T, or f32 (sums in fp32, core/backend.h).
+template <typename G, typename T>
 __global__ void __launch_bounds__(kColumnThreads)
-    layernorm_params_kernel(T* dweight, T* dbias, const T* dout, const T* inp, const float* mean,
+    layernorm_params_kernel(G* dweight, G* dbias, const T* dout, const T* inp, const float* mean,
                             const float* rstd, int64_t N, int64_t C) {
   const int64_t c = block_column();
   const ParamSums sums = column_sum<ParamSums>(N, [&](int64_t n) {
@@ -267,20 +268,20 @@ __global__ void __launch_bounds__(kColumnThreads)
     return ParamSums{(load(inp[n * C + c]) - mean[n]) * rstd[n] * dy, dy};
   });
   if (!holds_column_total() || c >= C) return;
-  dweight[c] = store<T>(load(dweight[c]) + sums.dweight);
-  dbias[c] = store<T>(load(dbias[c]) + sums.dbias);
+  dweight[c] = store<G>(load(dweight[c]) + sums.dweight);
+  dbias[c] = store<G>(load(dbias[c]) + sums.dbias);
 }
 
-template <typename T>
+template <typename G, typename T>
 __global__ void __launch_bounds__(kColumnThreads)
-    rmsnorm_weight_kernel(T* dweight, const T* dout, const T* inp, const float* rstd, int64_t N,
+    rmsnorm_weight_kernel(G* dweight, const T* dout, const T* inp, const float* rstd, int64_t N,
                           int64_t C) {
   const int64_t c = block_column();
   const float dw = column_sum<float>(N, [&](int64_t n) {
     return c < C ? load(dout[n * C + c]) * load(inp[n * C + c]) * rstd[n] : 0.0f;
   });
   if (!holds_column_total() || c >= C) return;
-  dweight[c] = store<T>(load(dweight[c]) + dw);
+  dweight[c] = store<G>(load(dweight[c]) + dw);
 }
 
 unsigned row_blocks(int64_t N) {
@@ -379,9 +380,9 @@ void residual_layernorm_forward(void* residual, const void* x, void* out, float*
   LLMFT_CUDA_LAUNCH_CHECK();
 }
 
-void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                        const void* weight, const float* mean, const float* rstd, DType type,
-                        int64_t N, int64_t C, cudaStream_t stream) {
+void layernorm_backward(void* dinp, void* dweight, void* dbias, DType grad_type, const void* dout,
+                        const void* inp, const void* weight, const float* mean, const float* rstd,
+                        DType type, int64_t N, int64_t C, cudaStream_t stream) {
   if (N * C == 0) return;  // no rows: nothing to normalise or add
   dispatch_float(type, [&](auto t) {
     using S = decltype(t);
@@ -397,9 +398,12 @@ void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout
       });
     }
     LLMFT_CUDA_LAUNCH_CHECK();
-    layernorm_params_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
-        static_cast<S*>(dweight), static_cast<S*>(dbias), static_cast<const S*>(dout),
-        static_cast<const S*>(inp), mean, rstd, N, C);
+    dispatch_float(grad_type, [&](auto g) {
+      using G = decltype(g);
+      layernorm_params_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
+          static_cast<G*>(dweight), static_cast<G*>(dbias), static_cast<const S*>(dout),
+          static_cast<const S*>(inp), mean, rstd, N, C);
+    });
     LLMFT_CUDA_LAUNCH_CHECK();
   });
 }
@@ -431,7 +435,7 @@ void residual_rmsnorm_forward(void* residual, const void* x, void* out, float* r
   LLMFT_CUDA_LAUNCH_CHECK();
 }
 
-void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp,
+void rmsnorm_backward(void* dinp, void* dweight, DType grad_type, const void* dout, const void* inp,
                       const void* weight, const float* rstd, DType type, int64_t N, int64_t C,
                       cudaStream_t stream) {
   if (N * C == 0) return;  // no rows: nothing to normalise or add
@@ -449,9 +453,12 @@ void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* i
       });
     }
     LLMFT_CUDA_LAUNCH_CHECK();
-    rmsnorm_weight_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
-        static_cast<S*>(dweight), static_cast<const S*>(dout), static_cast<const S*>(inp), rstd, N,
-        C);
+    dispatch_float(grad_type, [&](auto g) {
+      using G = decltype(g);
+      rmsnorm_weight_kernel<<<column_blocks(C), kColumnThreads, 0, stream>>>(
+          static_cast<G*>(dweight), static_cast<const S*>(dout), static_cast<const S*>(inp), rstd,
+          N, C);
+    });
     LLMFT_CUDA_LAUNCH_CHECK();
   });
 }
