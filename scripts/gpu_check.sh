@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The GPU checks of the CUDA backend on a machine with an NVIDIA GPU (sized for one H200
 # with 16 cores), as named steps in the order of what matters most, within a time budget:
-#   tests       every Backend hook against the CPU backend in f32/bf16/fp16, training
-#               steps CPU vs GPU with the memory model exact on the GPU allocator, and a
-#               short bf16 run of the llmft binary
-#   cudnn       cuDNN attention's workspace at the benchmarked models' shapes against its
-#               stated bound (core/cuda/cudnn_attention.h), and the calls cuDNN declines
+#   tests       every Backend hook against the CPU backend in f32/bf16/fp16 (the fused
+#               residual + norm against add then norm, weight gradients into f32 sums),
+#               training steps CPU vs GPU with the memory model exact on the GPU
+#               allocator, and a short bf16 run of the llmft binary
+#   cudnn       cuDNN attention's backward workspace at the benchmarked models' shapes
+#               against its stated bound (core/attention_workspace.h), the calls cuDNN
+#               declines, and its chunked deterministic backward against our kernels
 #   bench-llama tokens/s and MFU (against --peak-tflops, default the H200's 989 dense bf16
 #               TFLOP/s) of TinyLlama-1.1B, and the same step in PyTorch where python3 has
 #               torch and transformers
@@ -305,7 +307,8 @@ step_sanitizers() {
   fi
   # Every tensor in its own cudaMalloc (core/cuda/cuda_memory.h), so that memcheck sees
   # each tensor's bounds instead of one slab's.
-  check run_sanitizer memcheck "$build/tests/cuda_tests" --source-file='*backend_conformance*'
+  check run_sanitizer memcheck "$build/tests/cuda_tests" \
+    --source-file='*backend_conformance*,*fused_norms*,*f32_gradients*'
   check run_sanitizer racecheck "$build/tests/cuda_tests" --source-file='*backend_conformance*' \
     --test-case='*attention*'
 }
