@@ -122,6 +122,16 @@ class Backend {
   virtual void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias,
                                Tensor dout, Tensor inp, Tensor weight) = 0;
 
+  // A linear layer followed by GELU (GPT-2's MLP): pre_activation(N, OC) = the linear
+  // layer's output, kept for backward; out = gelu(pre_activation). A backend may compute
+  // the GELU from the product's f32 sum before it is rounded (cuBLASLt's bias + GELU
+  // epilogue): within one rounding of the two hooks. Optional: the two hooks.
+  virtual void linear_gelu_forward(Tensor out, Tensor pre_activation, Tensor inp, Tensor weight,
+                                   Tensor bias) {
+    linear_forward(pre_activation, inp, weight, bias);
+    gelu_forward(out, pre_activation);
+  }
+
   // --- embeddings ---
   // Every token has a position, positions(B, T) i32: t plus the tokens before the
   // micro-batch for a continuous stream, the index within its sample for samples packed

@@ -68,6 +68,13 @@ class CountingBackend : public Backend {
   void convert(Tensor dst, Tensor src) override { kernel(KernelKind::copy, dst, src); }
 
   void linear_forward(Tensor out, Tensor, Tensor weight, Tensor bias) override;
+  // The product, and the GELU's output written beside it (a GPU's epilogue: the CPU's
+  // separate pass also reads the pre-activation).
+  void linear_gelu_forward(Tensor out, Tensor pre_activation, Tensor inp, Tensor weight,
+                           Tensor bias) override {
+    linear_forward(pre_activation, inp, weight, bias);
+    kernel(KernelKind::activation, out);
+  }
   void linear_backward(Tensor dinp, bool, Tensor dweight, Tensor dbias, Tensor dout, Tensor,
                        Tensor weight) override;
   // Only the table rows of the tokens are touched: as many bytes as out (dout).

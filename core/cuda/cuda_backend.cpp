@@ -355,6 +355,20 @@ void CudaBackend::linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor b
                   OC, 0.0f, bias.defined() ? bias.data : nullptr, compute_);
 }
 
+void CudaBackend::linear_gelu_forward(Tensor out, Tensor pre_activation, Tensor inp, Tensor weight,
+                                      Tensor bias) {
+  const DType dtype =
+      same_dtype({&out, &pre_activation, &inp, &weight, &bias}, "linear_gelu_forward");
+  const int64_t N = rows(inp), C = inp.dim(-1), OC = weight.dim(0);
+  const void* bias_data = bias.defined() ? bias.data : nullptr;
+  if (C == 0 || !cuda::Gemm::takes_gelu_epilogue(out.data, pre_activation.data, OC, bias_data)) {
+    Backend::linear_gelu_forward(out, pre_activation, inp, weight, bias);
+    return;
+  }
+  gemm_->multiply_gelu(dtype, {weight.data, C, OC, C, true}, {inp.data, C, N, C, false}, out.data,
+                       pre_activation.data, OC, bias_data, compute_);
+}
+
 void CudaBackend::linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias,
                                   Tensor dout, Tensor inp, Tensor weight) {
   const DType dtype = same_dtype({&dinp, &dout, &inp, &weight}, "linear_backward");

@@ -80,6 +80,9 @@ class CudaBackend : public Backend {
   void convert(Tensor dst, Tensor src) override;
 
   void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias) override;
+  // One cuBLASLt product with its bias + GELU epilogue where the operands allow.
+  void linear_gelu_forward(Tensor out, Tensor pre_activation, Tensor inp, Tensor weight,
+                           Tensor bias) override;
   void linear_backward(Tensor dinp, bool accumulate_dinp, Tensor dweight, Tensor dbias, Tensor dout,
                        Tensor inp, Tensor weight) override;
   void embedding_forward(Tensor out, Tensor tokens, Tensor positions, Tensor wte, Tensor wpe,

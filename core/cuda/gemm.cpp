@@ -96,6 +96,27 @@ Gemm::~Gemm() {
 
 void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, DType c_type,
                     int64_t ldc, float beta, const void* bias, cudaStream_t stream) {
+  const Epilogue epilogue =
+      bias != nullptr && alignment(bias) >= kBiasAlignment ? Epilogue::bias : Epilogue::none;
+  run(type, a, b, c, c_type, ldc, beta, epilogue, bias, nullptr, stream);
+}
+
+bool Gemm::takes_gelu_epilogue(const void* c, const void* gelu_input, int64_t ldc,
+                               const void* bias) {
+  return bias != nullptr && alignment(bias) >= kBiasAlignment && alignment(c) >= kBiasAlignment &&
+         alignment(gelu_input) >= kBiasAlignment && ldc % 8 == 0;
+}
+
+void Gemm::multiply_gelu(DType type, const GemmOperand& a, const GemmOperand& b, void* c,
+                         void* gelu_input, int64_t ldc, const void* bias, cudaStream_t stream) {
+  LLMFT_REQUIRE(takes_gelu_epilogue(c, gelu_input, ldc, bias),
+                "internal: cuda gemm's GELU epilogue on operands it does not take");
+  run(type, a, b, c, type, ldc, 0.0f, Epilogue::gelu_bias, bias, gelu_input, stream);
+}
+
+void Gemm::run(DType type, const GemmOperand& a, const GemmOperand& b, void* c, DType c_type,
+               int64_t ldc, float beta, Epilogue epilogue, const void* bias, void* gelu_input,
+               cudaStream_t stream) {
   const int64_t m = a.transposed ? a.cols : a.rows, k = a.transposed ? a.rows : a.cols;
   const int64_t n = b.transposed ? b.rows : b.cols;
   LLMFT_REQUIRE(k == (b.transposed ? b.cols : b.rows),
@@ -112,6 +133,7 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
     // is zero (beta 0); cuBLASLt is not asked for a product without an inner dimension.
     LLMFT_REQUIRE(bias != nullptr || beta == 0.0f || beta == 1.0f,
                   "internal: cuda gemm with k 0 and beta " << beta);
+    LLMFT_REQUIRE(gelu_input == nullptr, "internal: cuda gemm's GELU epilogue with k 0");
     if (bias != nullptr) {
       repeat_rows(c, ldc, bias, type, n, m, stream);
     } else if (beta == 0.0f) {
@@ -126,14 +148,20 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
   Operation op;
   op.set(CUBLASLT_MATMUL_DESC_TRANSA, a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
   op.set(CUBLASLT_MATMUL_DESC_TRANSB, b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
-  if (bias != nullptr && alignment(bias) >= kBiasAlignment) {
-    op.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+  if (epilogue != Epilogue::none) {
+    op.set(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue == Epilogue::gelu_bias
+                                              ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                                              : CUBLASLT_EPILOGUE_BIAS);
     op.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
     op.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type);
     beta = 0.0f;
   } else if (bias != nullptr) {
     repeat_rows(c, ldc, bias, type, n, m, stream);  // column j of c = bias
     beta = 1.0f;
+  }
+  if (epilogue == Epilogue::gelu_bias) {
+    op.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, gelu_input);
+    op.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, ldc);
   }
   const Layout layout_a(cuda_type, a.rows, a.cols, a.ld), layout_b(cuda_type, b.rows, b.cols, b.ld);
   const Layout layout_c(data_type(c_type), m, n, ldc);
@@ -150,7 +178,7 @@ void Gemm::multiply(DType type, const GemmOperand& a, const GemmOperand& b, void
                          a.ld,
                          b.ld,
                          ldc,
-                         bias != nullptr && alignment(bias) >= kBiasAlignment,
+                         static_cast<int>(epilogue),
                          alignment(a.data),
                          alignment(b.data),
                          alignment(c)};

@@ -43,12 +43,30 @@ class Gemm {
   // bias share `type`; c_type is `type` or f32; any element alignment will do.
   void multiply(DType type, const GemmOperand& a, const GemmOperand& b, void* c, DType c_type,
                 int64_t ldc, float beta, const void* bias, cudaStream_t stream);
+  // gelu_input = op(a) op(b) + bias and c = gelu(gelu_input) (tanh approximation) in one
+  // product, through cuBLASLt's GELU_AUX_BIAS epilogue: c, gelu_input and bias of `type`,
+  // both outputs with leading dimension ldc. REQUIRES: takes_gelu_epilogue().
+  void multiply_gelu(DType type, const GemmOperand& a, const GemmOperand& b, void* c,
+                     void* gelu_input, int64_t ldc, const void* bias, cudaStream_t stream);
+  // Whether the epilogue takes these pointers: a bias and both outputs 16-byte aligned,
+  // and ldc a multiple of 8 (cuBLASLt's rule for the GELU input's leading dimension).
+  static bool takes_gelu_epilogue(const void* c, const void* gelu_input, int64_t ldc,
+                                  const void* bias);
 
  private:
+  // The epilogue a product runs.
+  enum class Epilogue { none, bias, gelu_bias };
+
+  // The product of multiply and multiply_gelu: epilogue none or bias (gelu_input null) or
+  // gelu_bias.
+  void run(DType type, const GemmOperand& a, const GemmOperand& b, void* c, DType c_type,
+           int64_t ldc, float beta, Epilogue epilogue, const void* bias, void* gelu_input,
+           cudaStream_t stream);
+
   // What the heuristic is told: the inputs' and c's dtypes, transposes, m, n, k, leading
-  // dimensions, the bias epilogue, and the alignment of a, b and c.
+  // dimensions, the epilogue, and the alignment of a, b and c.
   using AlgorithmKey = std::tuple<int, int, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t,
-                                  int64_t, bool, uint32_t, uint32_t, uint32_t>;
+                                  int64_t, int, uint32_t, uint32_t, uint32_t>;
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;

@@ -107,13 +107,14 @@ void Gpt2Family::block_forward(const BlockContext& ctx, const UnitLayout& layout
   Tensor ln2 =
       residual_norm_forward(ctx, NormKind::layernorm, w.ln2_w, w.ln2_b, res2, x, in->ln2, "ln_2");
   Tensor fc = ctx.take(in->fc, {N, I}, MemoryCategory::activations, "mlp c_fc output");
+  Buffer gelu_buf;
+  Tensor gelu;
   {
     Buffer rows_buf;
-    ctx.be.linear_forward(fc, ctx.gather_rows(rows_buf, ln2, "mlp input"), w.fc_w, w.fc_b);
+    const Tensor mlp_input = ctx.gather_rows(rows_buf, ln2, "mlp input");
+    gelu = ctx.take(gelu_buf, {N, I}, MemoryCategory::workspace, "gelu output");
+    ctx.be.linear_gelu_forward(gelu, fc, mlp_input, w.fc_w, w.fc_b);
   }
-  Buffer gelu_buf;
-  Tensor gelu = ctx.take(gelu_buf, {N, I}, MemoryCategory::workspace, "gelu output");
-  ctx.be.gelu_forward(gelu, fc);
 
   Tensor out =
       ctx.take(saved.out, {ctx.stream_rows(), C}, MemoryCategory::activations, "block output");
