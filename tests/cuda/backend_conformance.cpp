@@ -124,7 +124,10 @@ TEST_CASE("layernorm and rmsnorm, forward and backward") {
   struct Shape {
     int64_t N, C;
   };
-  for (const Shape shape : {Shape{37, 75}, Shape{150, 75}, Shape{150, 5}, Shape{70, 16}}) {
+  // Rows held in registers one and two packs a thread (4096, 12288) and wider than they
+  // hold (20000: a warp a row) besides the small and odd ones.
+  for (const Shape shape : {Shape{37, 75}, Shape{150, 75}, Shape{150, 5}, Shape{70, 16},
+                            Shape{6, 4096}, Shape{4, 12288}, Shape{3, 20000}}) {
     for (DType dt : kDtypes) {
       CAPTURE(std::string(dtype_name(dt)));
       CAPTURE(shape.N);
@@ -243,6 +246,52 @@ TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
     p.cpu.rope_forward(qkv.cpu, positions.cpu, H, KVH, freqs);
     p.gpu->rope_forward(qkv.gpu, positions.gpu, H, KVH, freqs);
     p.expect_rounded_once({qkv}, "rope over nine heads");
+  }
+}
+
+// The streaming kernels move packs of 8 elements where every pointer is 16-byte aligned:
+// lengths that leave a ragged last pack, views one element past an allocation's start
+// (every pointer misaligned: element accesses), mixed dtypes, and SwiGLU rows that do and
+// do not split into packs.
+TEST_CASE("streaming kernels: packs, a ragged tail and views off 16-byte alignment") {
+  for (DType dt : kDtypes) {
+    CAPTURE(std::string(dtype_name(dt)));
+    Pair p;
+    const int64_t n = 4099;  // 512 packs and 3 elements
+    auto x_all = p.random(dt, {n + 1}, 2.0f), dy_all = p.random(dt, {n + 1});
+    auto y_all = p.constant(dt, {n + 1}, 0.0f), dx_all = p.constant(dt, {n + 1}, 0.0f);
+    auto acc_all = p.random(dt, {n + 1}), wide_all = p.random(DType::f32, {n + 1});
+    for (const int64_t offset : {int64_t{0}, int64_t{1}}) {
+      CAPTURE(offset);
+      auto view = [&](const Pair::Twin& t) {
+        return Pair::Twin{t.cpu.view(offset, {n}), t.gpu.view(offset, {n})};
+      };
+      const Pair::Twin x = view(x_all), dy = view(dy_all), y = view(y_all), dx = view(dx_all);
+      const Pair::Twin acc = view(acc_all), wide = view(wide_all);
+      p.cpu.gelu_forward(y.cpu, x.cpu);
+      p.gpu->gelu_forward(y.gpu, x.gpu);
+      p.cpu.gelu_backward(dx.cpu, x.cpu, dy.cpu);
+      p.gpu->gelu_backward(dx.gpu, x.gpu, dy.gpu);
+      p.expect_rounded_once({y, dx}, "gelu over packs");
+      p.cpu.add_inplace(acc.cpu, wide.cpu);  // an f32 addend into the dtype
+      p.gpu->add_inplace(acc.gpu, wide.gpu);
+      p.expect_rounded_once({acc}, "add_inplace of f32 over packs");
+      p.adopt_gpu_values(acc_all);
+      p.cpu.convert(wide.cpu, acc.cpu);
+      p.gpu->convert(wide.gpu, acc.gpu);
+      p.expect_close({wide}, "convert to f32 over packs");
+    }
+    for (const int64_t I : {int64_t{1024}, int64_t{1027}}) {  // packs along rows, or none
+      CAPTURE(I);
+      const int64_t N = 3;
+      auto gate_up = p.random(dt, {N, 2 * I}, 2.0f), dgate_up = p.constant(dt, {N, 2 * I}, 0.0f);
+      auto y = p.constant(dt, {N, I}, 0.0f), dy = p.random(dt, {N, I});
+      p.cpu.swiglu_forward(y.cpu, gate_up.cpu);
+      p.gpu->swiglu_forward(y.gpu, gate_up.gpu);
+      p.cpu.swiglu_backward(dgate_up.cpu, gate_up.cpu, dy.cpu);
+      p.gpu->swiglu_backward(dgate_up.gpu, gate_up.gpu, dy.gpu);
+      p.expect_rounded_once({y, dgate_up}, "swiglu over packs");
+    }
   }
 }
 
@@ -389,24 +438,32 @@ TEST_CASE("cuDNN attention (causal, grouped queries) against the CPU") {
 }
 
 TEST_CASE("cross-entropy over a padded vocabulary slice with masked targets") {
-  for (DType dt : kDtypes) {
-    CAPTURE(std::string(dtype_name(dt)));
-    Pair p;
-    const int64_t N = 37, V = 53, valid = 51, start = 50;  // rows 50..100 of 101, padded to 53
-    std::vector<float> targets(N);
-    for (int64_t n = 0; n < N; ++n)
-      targets[n] = n % 5 == 0 ? -1.0f : static_cast<float>(n * 3 % 101);
-    auto ids = p.make(DType::i32, {N}, targets);
-    auto logits = p.random(dt, {N, V}, 3.0f);
-    auto stats = p.constant(DType::f32, {3, N}, 0.0f), loss = p.constant(DType::f32, {1}, 0.0f);
-    p.cpu.cross_entropy_max(stats.cpu, logits.cpu, valid);
-    p.gpu->cross_entropy_max(stats.gpu, logits.gpu, valid);
-    p.cpu.cross_entropy_sums(stats.cpu, logits.cpu, ids.cpu, start, valid);
-    p.gpu->cross_entropy_sums(stats.gpu, logits.gpu, ids.gpu, start, valid);
-    p.expect_close({stats}, "cross_entropy statistics");
-    p.cpu.cross_entropy_finish(logits.cpu, loss.cpu, stats.cpu, ids.cpu, start, valid, 0.25f);
-    p.gpu->cross_entropy_finish(logits.gpu, loss.gpu, stats.gpu, ids.gpu, start, valid, 0.25f);
-    p.expect_close({logits, loss}, "cross_entropy_finish");
+  struct Vocabulary {
+    int64_t N, V, valid, start;
+  };
+  // Rows 50..100 of 101, padded to 53; and 5003 entries of 10000 from 4000, padded to 5005,
+  // rows starting off 16-byte boundaries, each thread walking several packs of a row.
+  for (const Vocabulary v : {Vocabulary{37, 53, 51, 50}, Vocabulary{9, 5005, 5003, 4000}}) {
+    for (DType dt : kDtypes) {
+      CAPTURE(std::string(dtype_name(dt)));
+      CAPTURE(v.V);
+      Pair p;
+      const int64_t N = v.N, V = v.V, valid = v.valid, start = v.start;
+      std::vector<float> targets(N);
+      for (int64_t n = 0; n < N; ++n)
+        targets[n] = n % 5 == 0 ? -1.0f : static_cast<float>(start - 50 + n * 3 % 101);
+      auto ids = p.make(DType::i32, {N}, targets);
+      auto logits = p.random(dt, {N, V}, 3.0f);
+      auto stats = p.constant(DType::f32, {3, N}, 0.0f), loss = p.constant(DType::f32, {1}, 0.0f);
+      p.cpu.cross_entropy_max(stats.cpu, logits.cpu, valid);
+      p.gpu->cross_entropy_max(stats.gpu, logits.gpu, valid);
+      p.cpu.cross_entropy_sums(stats.cpu, logits.cpu, ids.cpu, start, valid);
+      p.gpu->cross_entropy_sums(stats.gpu, logits.gpu, ids.gpu, start, valid);
+      p.expect_close({stats}, "cross_entropy statistics");
+      p.cpu.cross_entropy_finish(logits.cpu, loss.cpu, stats.cpu, ids.cpu, start, valid, 0.25f);
+      p.gpu->cross_entropy_finish(logits.gpu, loss.gpu, stats.gpu, ids.gpu, start, valid, 0.25f);
+      p.expect_close({logits, loss}, "cross_entropy_finish");
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 // hooks in turn (add_inplace, then the norm forward: Backend's own composition of them),
 // and against the CPU within backend_conformance.cpp's bounds (the residual one rounding
 // of its f32 sum; the norm's outputs within the dtype's relative L2 bound). Row widths the
-// fused kernel holds in registers (5 to 8192, odd ones included) and one wider than it
+// fused kernel holds in registers (5 to 12288, odd ones included) and one wider than it
 // holds (20000), which falls back to the two passes. Skipped (77) without a GPU.
 #include <doctest/doctest.h>
 
@@ -18,8 +18,8 @@ namespace {
 struct RowShape {
   int64_t N, C;
 };
-const RowShape kShapes[] = {{37, 5},   {150, 75}, {64, 768}, {16, 2048},
-                            {8, 4096}, {4, 8192}, {3, 20000}};
+const RowShape kShapes[] = {{37, 5},   {150, 75}, {64, 768},  {16, 2048},
+                            {8, 4096}, {4, 8192}, {4, 12288}, {3, 20000}};
 
 // Two twins holding the same values: the residual each path adds into.
 std::pair<Pair::Twin, Pair::Twin> same_twice(Pair& p, DType dt, int64_t N, int64_t C) {
