@@ -217,18 +217,24 @@ TEST_CASE("rotary embedding, attention (grouped queries, decoding) and activatio
 // The streaming kernels' tails: SwiGLU over a second column chunk (1100 columns: 1024 and
 // 76) and GELU and the residual add over a last block of a few elements; rope over nine
 // turning heads (a remainder past its unrolled four).
+// SwiGLU forward and backward over (N, I) rows, each output one rounding of the CPU's.
+void check_swiglu(Pair& p, DType dt, int64_t N, int64_t I, const char* what) {
+  auto gate_up = p.random(dt, {N, 2 * I}, 2.0f), dgate_up = p.constant(dt, {N, 2 * I}, 0.0f);
+  auto y = p.constant(dt, {N, I}, 0.0f), dy = p.random(dt, {N, I});
+  p.cpu.swiglu_forward(y.cpu, gate_up.cpu);
+  p.gpu->swiglu_forward(y.gpu, gate_up.gpu);
+  p.cpu.swiglu_backward(dgate_up.cpu, gate_up.cpu, dy.cpu);
+  p.gpu->swiglu_backward(dgate_up.gpu, gate_up.gpu, dy.gpu);
+  p.expect_rounded_once({y, dgate_up}, what);
+}
+
 TEST_CASE("activations, residual adds and rope past their kernels' blocks") {
   for (DType dt : kDtypes) {
     CAPTURE(std::string(dtype_name(dt)));
     Pair p;
     const int64_t N = 3, I = 1100;
-    auto gate_up = p.random(dt, {N, 2 * I}, 2.0f), dgate_up = p.constant(dt, {N, 2 * I}, 0.0f);
+    check_swiglu(p, dt, N, I, "swiglu over two column chunks");
     auto y = p.constant(dt, {N, I}, 0.0f), dy = p.random(dt, {N, I});
-    p.cpu.swiglu_forward(y.cpu, gate_up.cpu);
-    p.gpu->swiglu_forward(y.gpu, gate_up.gpu);
-    p.cpu.swiglu_backward(dgate_up.cpu, gate_up.cpu, dy.cpu);
-    p.gpu->swiglu_backward(dgate_up.gpu, gate_up.gpu, dy.gpu);
-    p.expect_rounded_once({y, dgate_up}, "swiglu over two column chunks");
     auto x = p.random(dt, {N, I}, 2.0f), dx = p.constant(dt, {N, I}, 0.0f);
     p.cpu.gelu_forward(y.cpu, x.cpu);
     p.gpu->gelu_forward(y.gpu, x.gpu);
@@ -283,14 +289,7 @@ TEST_CASE("streaming kernels: packs, a ragged tail and views off 16-byte alignme
     }
     for (const int64_t I : {int64_t{1024}, int64_t{1027}}) {  // packs along rows, or none
       CAPTURE(I);
-      const int64_t N = 3;
-      auto gate_up = p.random(dt, {N, 2 * I}, 2.0f), dgate_up = p.constant(dt, {N, 2 * I}, 0.0f);
-      auto y = p.constant(dt, {N, I}, 0.0f), dy = p.random(dt, {N, I});
-      p.cpu.swiglu_forward(y.cpu, gate_up.cpu);
-      p.gpu->swiglu_forward(y.gpu, gate_up.gpu);
-      p.cpu.swiglu_backward(dgate_up.cpu, gate_up.cpu, dy.cpu);
-      p.gpu->swiglu_backward(dgate_up.gpu, gate_up.gpu, dy.gpu);
-      p.expect_rounded_once({y, dgate_up}, "swiglu over packs");
+      check_swiglu(p, dt, 3, I, "swiglu over packs");
     }
   }
 }
