@@ -1,5 +1,6 @@
 #include "core/cuda/gemm.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/cuda/cuda_check.h"
@@ -165,6 +166,9 @@ void Gemm::run(DType type, const GemmOperand& a, const GemmOperand& b, void* c, 
   }
   const Layout layout_a(cuda_type, a.rows, a.cols, a.ld), layout_b(cuda_type, b.rows, b.cols, b.ld);
   const Layout layout_c(data_type(c_type), m, n, ldc);
+  // The outputs' alignment: c's, and the GELU input's where the epilogue writes one.
+  const uint32_t output_alignment =
+      gelu_input == nullptr ? alignment(c) : std::min(alignment(c), alignment(gelu_input));
   // The heuristic's choice depends only on the key's figures: asking once per key saves
   // its tens of microseconds per product and gives one product the same algorithm (the
   // same rounding) at every call.
@@ -181,7 +185,7 @@ void Gemm::run(DType type, const GemmOperand& a, const GemmOperand& b, void* c, 
                          static_cast<int>(epilogue),
                          alignment(a.data),
                          alignment(b.data),
-                         alignment(c)};
+                         output_alignment};
   auto chosen = algorithms_.find(key);
   if (chosen == algorithms_.end()) {
     const Preference preference(c_type, kWorkspaceBytes, a.data, b.data, c);

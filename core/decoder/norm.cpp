@@ -70,10 +70,14 @@ void norm_backward(const BlockContext& ctx, NormKind kind, Tensor dx, Tensor dwe
   }
   // This rank's rows give part of the weight's (and bias's) gradient: the group sums the
   // parts, so every rank adds the whole gradient, as without sequence parallelism.
+  // In the gradients' dtype: f32 where they are summed in f32.
   const int64_t C = weight.numel();
+  const Shape parts_shape{(dbias.defined() ? 2 : 1) * C};
   Buffer parts_buf;
-  Tensor parts = ctx.take(parts_buf, {(dbias.defined() ? 2 : 1) * C}, MemoryCategory::workspace,
-                          "norm gradient parts");
+  const auto ws = MemoryCategory::workspace;
+  const std::string what = "norm gradient parts";
+  Tensor parts = dweight.dtype == DType::f32 ? ctx.take_f32(parts_buf, parts_shape, ws, what)
+                                             : ctx.take(parts_buf, parts_shape, ws, what);
   ctx.be.fill(parts, 0.0f);
   const Tensor weight_part = parts.view(0, {C});
   const Tensor bias_part = dbias.defined() ? parts.view(C, {C}) : Tensor();
