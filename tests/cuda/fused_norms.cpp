@@ -92,5 +92,32 @@ TEST_CASE("fused residual add + RMSNorm equals add_inplace then rmsnorm_forward"
   }
 }
 
+// Norm weights are pieces of a unit's flat parameters and may start anywhere: one element
+// past 16-byte alignment, every row is read element by element, with the same results.
+TEST_CASE("fused residual add + norm with weights off 16-byte alignment") {
+  for (DType dt : kDtypes) {
+    CAPTURE(std::string(dtype_name(dt)));
+    Pair p;
+    const int64_t N = 16, C = 768;
+    auto residual = p.random(dt, {N, C}, 2.0f), x = p.random(dt, {N, C});
+    auto params = p.random(dt, {2 * C + 1});
+    const Pair::Twin w{params.cpu.view(1, {C}), params.gpu.view(1, {C})};
+    const Pair::Twin b{params.cpu.view(1 + C, {C}), params.gpu.view(1 + C, {C})};
+    auto out = p.constant(dt, {N, C}, 0.0f);
+    auto mean = p.constant(DType::f32, {N}, 0.0f), rstd = p.constant(DType::f32, {N}, 0.0f);
+    p.cpu.residual_layernorm_forward(residual.cpu, x.cpu, out.cpu, mean.cpu, rstd.cpu, w.cpu, b.cpu,
+                                     1e-5f);
+    p.gpu->residual_layernorm_forward(residual.gpu, x.gpu, out.gpu, mean.gpu, rstd.gpu, w.gpu,
+                                      b.gpu, 1e-5f);
+    p.expect_rounded_once({residual}, "residual_layernorm_forward's residual, weights off");
+    p.adopt_gpu_values(residual);  // the GPU's norm read the rounded residual
+    p.cpu.layernorm_forward(out.cpu, mean.cpu, rstd.cpu, residual.cpu, w.cpu, b.cpu, 1e-5f);
+    p.expect_close({out, mean, rstd}, "residual_layernorm_forward's norm, weights off");
+    p.cpu.rmsnorm_forward(out.cpu, rstd.cpu, residual.cpu, w.cpu, 1e-6f);
+    p.gpu->rmsnorm_forward(out.gpu, rstd.gpu, residual.gpu, w.gpu, 1e-6f);
+    p.expect_close({out, rstd}, "rmsnorm_forward, weights off");
+  }
+}
+
 }  // namespace
 }  // namespace llmft

@@ -14,9 +14,10 @@
 #    not forward them: it ends the job, sending the ranks SIGTERM after
 #    odls_base_sigkill_timeout seconds and SIGKILL as long again, and exits 1 whatever the
 #    ranks returned. With that grace raised to 3 s (examples/slurm sets 30) the ranks save
-#    after the step SIGTERM interrupts and say so on stderr. A validation of 192 windows
-#    every step makes a step last about 0.3-0.6 s (on 2 busy cores), so that the job is
-#    still training 3 s after the signal and a step and the save fit in the 3 s before
+#    after the step SIGTERM interrupts and say so on stderr. A validation of 768 windows
+#    every step makes a step last about 0.4-1 s on 2 cores, so that the job is still
+#    training 3 s after the signal (with 192 windows steps took 0.1-0.16 s, and one CI run
+#    finished all 30 before SIGTERM came) and a step and the save fit in the 3 s before
 #    SIGKILL; the validation does not change the curve.
 # Each stopped job says on stderr after which step it stopped and that the state is saved,
 # its newest checkpoint is that step, and no partial file is left. (Before, that line went
@@ -192,7 +193,7 @@ fi
 for signal in INT TERM; do
   name=${signal,,}-to-mpiexec
   launch=(env OMPI_MCA_odls_base_sigkill_timeout=3 setsid)
-  start "$name" --val-data "$work/text.tok" --eval-every 1 --eval-windows 192
+  start "$name" --val-data "$work/text.tok" --eval-every 1 --eval-windows 768
   launch=()
   wait_for_steps "$name" 1
   # setsid runs mpiexec in the same process (it forks only when it leads its process
