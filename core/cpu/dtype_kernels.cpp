@@ -44,10 +44,14 @@ double sum_squares(const void* x, DType type, int64_t n) {
     const auto* in = static_cast<const typename T::Storage*>(x);
     // f32 partial sums over short blocks (vectorised), added up in f64 in block order.
     sum = ordered_sum<double>(n, 1024, [&](int64_t begin, int64_t end) {
+      // A pointer and length of the block's own (a loop over in[begin, end) through the
+      // captured pointer compiles to gathers).
+      const auto* block_in = in + begin;
+      const int64_t length = end - begin;
       float block = 0.0f;
 #pragma omp simd reduction(+ : block)
-      for (int64_t i = begin; i < end; ++i) {
-        const float v = T::load(in[i]);
+      for (int64_t i = 0; i < length; ++i) {
+        const float v = T::load(block_in[i]);
         block += v * v;
       }
       return static_cast<double>(block);
