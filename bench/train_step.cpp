@@ -1,6 +1,8 @@
 // bench_train_step: times llmft training steps (AdamW, fp32, CPU) and prints them beside
 // two peers measured in the same run: OpenBLAS sgemm on this machine (the step's MFU
-// against its rate, parallel/flops.h), and optionally the same step in PyTorch (transformers'
+// against its rate, parallel/flops.h; the rate is taken right after each step and the MFU
+// is the median of the step-by-step ratios, so that a shared machine's drift in speed
+// during the run cancels), and optionally the same step in PyTorch (transformers'
 // GPT2LMHeadModel or LlamaForCausalLM + torch.optim.AdamW, bench/torch_train_step.py) as a
 // time ratio.
 //
@@ -43,6 +45,13 @@ double sgemm_gflops(int n) {
     if (rep > 0) best = std::min(best, seconds_since(start));
   }
   return 2.0 * n * n * n / best * 1e-9;
+}
+
+// The middle value (the mean of the two middle ones for an even count). REQUIRES: non-empty.
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
 }
 
 double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
@@ -93,18 +102,23 @@ int run(int argc, char** argv) {
   const std::vector<int32_t> targets = bench::random_tokens(inputs.size(), config.vocab_size, 2);
   const MicroBatch batch{B, T, inputs.data(), targets.data()};
   for (int s = 1; s <= warmup; ++s) engine.train_step({batch}, s);
-  std::vector<double> times;
+  const double flops_per_token = training_flops_per_token(config, T);
+  std::vector<double> times, blas_rates, mfus;
   for (int s = 1; s <= steps; ++s) {
     auto start = Clock::now();
     engine.train_step({batch}, warmup + s);
     backend->synchronize();
     times.push_back(seconds_since(start));
+    blas_rates.push_back(sgemm_gflops(1024));
+    mfus.push_back(step_throughput(static_cast<double>(B) * T, times.back(), flops_per_token, 1,
+                                   blas_rates.back() * 1e9)
+                       .mfu);
   }
   double mean = 0;
   for (double t : times) mean += t / times.size();
-  const double blas = sgemm_gflops(1024);
-  const Throughput throughput = step_throughput(static_cast<double>(B) * T, mean,
-                                                training_flops_per_token(config, T), 1, blas * 1e9);
+  const double blas = median(blas_rates);
+  const Throughput throughput =
+      step_throughput(static_cast<double>(B) * T, mean, flops_per_token, 1, blas * 1e9);
 
   std::printf("model %s (%lld params), batch %d x seq %d, AdamW fp32, %s threads\n",
               config.name.c_str(), static_cast<long long>(parameter_count(config)), B, T,
@@ -112,8 +126,8 @@ int run(int argc, char** argv) {
   std::printf("llmft step:      %8.1f ms (min %.1f) | %8.1f tokens/s | %7.1f GFLOP/s\n", mean * 1e3,
               *std::min_element(times.begin(), times.end()) * 1e3, throughput.tokens_per_s,
               throughput.model_flops_per_s * 1e-9);
-  std::printf("openblas sgemm:  %8.1f GFLOP/s (1024^3) | llmft step's MFU %.1f%% of it\n", blas,
-              100.0 * throughput.mfu);
+  std::printf("openblas sgemm:  %8.1f GFLOP/s (1024^3, median) | llmft step's MFU %.1f%% of it\n",
+              blas, 100.0 * median(mfus));
   if (!args.at("python").empty()) {
     const double torch_ms = torch_ms_per_step(args, config);
     std::printf("pytorch step:    %8.1f ms | %s\n", torch_ms,
