@@ -9,8 +9,9 @@ namespace {
 // The bound for `rows` rows, before rounding (attention_workspace.h gives the sources).
 size_t bound_for_rows(AttentionWorkspaceRule rule, const AttentionShape& s, int64_t rows) {
   const auto per_head_row = static_cast<size_t>(rows * s.H * s.T);
+  const auto padded_T = static_cast<size_t>((s.T + kDpTile - 1) / kDpTile * kDpTile);
   const size_t main = rule == AttentionWorkspaceRule::cudnn_deterministic
-                          ? per_head_row * static_cast<size_t>(s.T) * 2
+                          ? static_cast<size_t>(rows * s.H) * padded_T * padded_T * 2
                           : per_head_row * static_cast<size_t>(s.D + 1) * 4;
   const size_t grouped = s.KVH < s.H ? per_head_row * static_cast<size_t>(s.D) * 4 : 0;
   return main + grouped + kAttentionWorkspaceSlackBytes;
@@ -42,12 +43,17 @@ int64_t attention_backward_chunk_rows(AttentionWorkspaceRule rule, const Attenti
   return std::clamp<int64_t>(fitting, 1, s.B);
 }
 
-size_t attention_backward_workspace_bytes(AttentionWorkspaceRule rule, const AttentionShape& s) {
+size_t attention_workspace_bound(AttentionWorkspaceRule rule, const AttentionShape& s) {
   if (rule == AttentionWorkspaceRule::none || !cudnn_takes_attention(s) || s.B * s.T == 0) {
     return 0;
   }
-  const size_t bytes = bound_for_rows(rule, s, attention_backward_chunk_rows(rule, s));
-  return (bytes + 255) / 256 * 256;
+  return (bound_for_rows(rule, s, s.B) + 255) / 256 * 256;
+}
+
+size_t attention_backward_workspace_bytes(AttentionWorkspaceRule rule, const AttentionShape& s) {
+  AttentionShape chunk = s;
+  chunk.B = attention_backward_chunk_rows(rule, s);
+  return attention_workspace_bound(rule, chunk);
 }
 
 }  // namespace llmft

@@ -5,7 +5,8 @@
 // Only cuDNN's fused SDPA backward (core/cuda/cudnn_attention.h) needs one. Its size is a
 // stated bound, from what cuDNN 9.19's plans asked on an H200 (docs/GPUS.md; gpu_check
 // prints cuDNN's figure beside it): the deterministic backward keeps the dP matrix,
-// B H T^2 2 bytes, the non-deterministic one dQ's f32 accumulator and the softmax sums,
+// B H T'^2 2 bytes with T' = T rounded up to kDpTile (cudnn-frontend pads dP's sides to
+// its 64- and 128-row tiles), the non-deterministic one dQ's f32 accumulator and the softmax sums,
 // B H T (D + 1) 4 bytes; with grouped queries (KVH < H) both also keep dK and dV per
 // query head, B H T D 4 bytes; plus kSlackBytes for the small buffers beside them
 // (measured: 256 B). A plan that needs more than the bound is not chosen: the call runs
@@ -44,13 +45,18 @@ struct AttentionShape {
 bool cudnn_takes_attention(const AttentionShape& shape);
 
 constexpr size_t kAttentionWorkspaceSlackBytes = size_t{1} << 20;
+constexpr int64_t kDpTile = 128;
 constexpr size_t kDeterministicChunkBytes = size_t{1} << 30;
 
 // The rows of a batch one backward call takes (B unless the deterministic bound splits it).
 int64_t attention_backward_chunk_rows(AttentionWorkspaceRule rule, const AttentionShape& shape);
 
-// The workspace bytes (a multiple of 256) one call of the rule's backward gets at this
-// shape: the bound above for a chunk of rows; 0 for rule none and shapes cuDNN does not take.
+// The bound above (a multiple of 256 bytes) for one call over all of shape's B rows; 0 for
+// rule none and shapes cuDNN does not take.
+size_t attention_workspace_bound(AttentionWorkspaceRule rule, const AttentionShape& shape);
+
+// The workspace bytes one call of the rule's backward gets at this shape: the bound for a
+// chunk of rows (attention_backward_chunk_rows).
 size_t attention_backward_workspace_bytes(AttentionWorkspaceRule rule, const AttentionShape& shape);
 
 }  // namespace llmft
