@@ -7,7 +7,8 @@
 #               allocator, and a short bf16 run of the llmft binary
 #   cudnn       cuDNN attention's backward workspace at the benchmarked models' shapes
 #               against its stated bound (core/attention_workspace.h), the calls cuDNN
-#               declines, and its chunked deterministic backward against our kernels
+#               declines, and its chunked deterministic backward and its packed
+#               documents (ragged, padding mask) against our kernels
 #   bench-llama tokens/s and MFU (against --peak-tflops, default the H200's 989 dense bf16
 #               TFLOP/s) of TinyLlama-1.1B, and the same step in PyTorch where python3 has
 #               torch and transformers

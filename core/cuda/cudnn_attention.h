@@ -10,6 +10,17 @@
 // cuDNN for its deterministic algorithm unless told otherwise: runs then repeat bit for
 // bit, as with our kernels.
 //
+// Packed samples (rows of several documents, core/attention_documents.h) run through
+// cuDNN's ragged layout: each call's batch is a chunk of documents, found by ragged offsets
+// into the rows, with a padding mask for their lengths and the causal mask within each.
+// Their softmax statistics are then in cuDNN's packed token-major order, lse[token H +
+// head], which only this class's backward reads; forward_documents takes a call only when
+// every chunk's backward graph builds as well, so that such a forward is always followed by
+// a backward that can read them. The documents' lengths and offsets go to the device in a
+// table of kDocumentTableBytes, allocated with the handle; more documents than it holds are
+// declined. cuDNN runs the ragged layout from Hopper on (cuDNN 9.19 refuses the ragged
+// statistics' backward and the deterministic ragged backward on Ampere): older GPUs decline.
+//
 // Built graphs are kept per shape and dtype. The forward's small workspace is allocated
 // with the handle and counted in the backend's fixed overhead, as cuBLASLt's is; the
 // backward's comes from the caller, sized by core/attention_workspace.h's bound (so the
@@ -24,7 +35,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "core/attention_documents.h"
 #include "core/attention_workspace.h"
 
 // cudaStream_t's pointee, declared so that code built without CUDA's headers (the GPU
@@ -40,6 +53,9 @@ class CudnnAttention {
   // The forward's workspace: cuDNN 9.19's forward plans asked 256 B at every shape
   // gpu_check runs; plans that need more are not chosen.
   static constexpr size_t kForwardWorkspaceBytes = size_t{1} << 20;
+  // The device table of packed documents' lengths and ragged offsets: 28 bytes and more a
+  // document (padding included), so some 18,000 documents a micro-batch.
+  static constexpr size_t kDocumentTableBytes = size_t{1} << 20;
 
   // Whether this build has cuDNN attention.
   static bool available();
@@ -61,6 +77,16 @@ class CudnnAttention {
   bool backward(void* dqkv, const void* dout, const void* qkv, const void* out, const float* lse,
                 const AttentionShape& shape, void* workspace, size_t workspace_bytes,
                 CudaStream stream);
+
+  // As forward and backward over the `documents` of packed rows (shape: the rows); lse in
+  // cuDNN's token-major order. backward_documents's workspace is the one the rows unpacked
+  // would get (attention_backward_workspace_bytes).
+  bool forward_documents(void* out, float* lse, const void* qkv, const AttentionShape& shape,
+                         const std::vector<AttentionDocument>& documents, CudaStream stream);
+  bool backward_documents(void* dqkv, const void* dout, const void* qkv, const void* out,
+                          const float* lse, const AttentionShape& shape,
+                          const std::vector<AttentionDocument>& documents, void* workspace,
+                          size_t workspace_bytes, CudaStream stream);
 
   // The workspace cuDNN's plan for this call asks for (backward: for its first chunk of
   // rows, the largest); -1 when cuDNN does not take it.

@@ -23,6 +23,18 @@ bool CudnnAttention::backward(void*, const void*, const void*, const void*, cons
   return false;
 }
 
+bool CudnnAttention::forward_documents(void*, float*, const void*, const AttentionShape&,
+                                       const std::vector<AttentionDocument>&, CudaStream) {
+  return false;
+}
+
+bool CudnnAttention::backward_documents(void*, const void*, const void*, const void*, const float*,
+                                        const AttentionShape&,
+                                        const std::vector<AttentionDocument>&, void*, size_t,
+                                        CudaStream) {
+  return false;
+}
+
 int64_t CudnnAttention::workspace_needed(const AttentionShape&, bool) {
   return -1;
 }

@@ -53,33 +53,38 @@ std::string CudnnAttentionRoute::describe() const {
 }
 
 void CudnnAttentionRoute::note_upload(const Tensor& dst, const void* host_src) {
-  if (!enabled() || dst.dtype != DType::i32 || dst.shape.size() != 2) {
-    forget(dst);
-    return;
-  }
-  const auto* positions = static_cast<const int32_t*>(host_src);
-  const int64_t B = dst.dim(0), T = dst.dim(1);
-  bool one_sample = true;
-  for (int64_t i = 0; i < B * T && one_sample; ++i) one_sample = positions[i] >= i % T;
-  one_sample_rows_[dst.data] = one_sample;
+  forget(dst);
+  if (!enabled() || dst.dtype != DType::i32 || dst.shape.size() != 2) return;
+  auto documents =
+      attention_documents(static_cast<const int32_t*>(host_src), dst.dim(0), dst.dim(1));
+  if (documents) documents_[dst.data] = std::move(*documents);
 }
 
 void CudnnAttentionRoute::forget(const Tensor& dst) {
-  one_sample_rows_.erase(dst.data);
+  documents_.erase(dst.data);
 }
 
-bool CudnnAttentionRoute::one_sample_per_row(const Tensor& positions) const {
-  const auto found = one_sample_rows_.find(positions.data);
-  return found != one_sample_rows_.end() && found->second;
+const std::vector<AttentionDocument>* CudnnAttentionRoute::documents_of(
+    const Tensor& positions) const {
+  const auto found = documents_.find(positions.data);
+  return found == documents_.end() ? nullptr : &found->second;
 }
 
 bool CudnnAttentionRoute::forward(Tensor out, Tensor lse, Tensor qkv, Tensor positions, int n_head,
                                   int n_kv_head, int64_t first_query, cudaStream_t stream) {
+  packed_lse_.erase(lse.data);
   const AttentionShape dims = dims_of(qkv, n_head, n_kv_head);
   const int64_t queries = out.numel() / (dims.B * n_head * dims.D);
   const bool training_layout = first_query == 0 && queries == dims.T;
-  return enabled() && training_layout && is_f32(lse) && one_sample_per_row(positions) &&
-         cudnn_->forward(out.data, static_cast<float*>(lse.data), qkv.data, dims, stream);
+  const std::vector<AttentionDocument>* documents = documents_of(positions);
+  if (!enabled() || !training_layout || !is_f32(lse) || documents == nullptr) return false;
+  auto* stats = static_cast<float*>(lse.data);
+  if (one_document_per_row(*documents, dims.B)) {
+    return cudnn_->forward(out.data, stats, qkv.data, dims, stream);
+  }
+  if (!cudnn_->forward_documents(out.data, stats, qkv.data, dims, *documents, stream)) return false;
+  packed_lse_.insert(lse.data);
+  return true;
 }
 
 AttentionWorkspaceRule CudnnAttentionRoute::rule() const {
@@ -88,7 +93,7 @@ AttentionWorkspaceRule CudnnAttentionRoute::rule() const {
 
 size_t CudnnAttentionRoute::backward_workspace(Tensor qkv, Tensor positions, int n_head,
                                                int n_kv_head) const {
-  if (!one_sample_per_row(positions)) return 0;
+  if (documents_of(positions) == nullptr) return 0;
   return attention_backward_workspace_bytes(rule(), dims_of(qkv, n_head, n_kv_head));
 }
 
@@ -96,9 +101,21 @@ bool CudnnAttentionRoute::backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor 
                                    Tensor positions, int n_head, int n_kv_head, Tensor workspace,
                                    cudaStream_t stream) {
   const AttentionShape dims = dims_of(qkv, n_head, n_kv_head);
-  return enabled() && is_f32(lse) && one_sample_per_row(positions) && workspace.defined() &&
-         cudnn_->backward(dqkv.data, dout.data, qkv.data, out.data,
-                          static_cast<const float*>(lse.data), dims, workspace.data,
+  const std::vector<AttentionDocument>* documents = documents_of(positions);
+  const auto* stats = static_cast<const float*>(lse.data);
+  if (packed_lse_.count(lse.data) > 0) {
+    // Our kernels cannot read these statistics: cuDNN must run this backward.
+    LLMFT_REQUIRE(
+        documents != nullptr && workspace.defined() &&
+            cudnn_->backward_documents(dqkv.data, dout.data, qkv.data, out.data, stats, dims,
+                                       *documents, workspace.data, workspace.bytes(), stream),
+        "internal: cuDNN ran an attention forward over packed samples, but not its "
+        "backward (positions changed in between, or no workspace was given)");
+    return true;
+  }
+  return enabled() && is_f32(lse) && documents != nullptr &&
+         one_document_per_row(*documents, dims.B) && workspace.defined() &&
+         cudnn_->backward(dqkv.data, dout.data, qkv.data, out.data, stats, dims, workspace.data,
                           workspace.bytes(), stream);
 }
 

@@ -1,11 +1,15 @@
 // CudnnAttentionRoute: which attention calls of the CUDA backend go to cuDNN
-// (core/cuda/cudnn_attention.h) rather than our own kernels. cuDNN's causal mask sees every
-// earlier row of the sequence, so it takes only the training layout (R = T, first_query 0)
-// with one sample per row: positions (B, T) with positions[b, t] >= t, so no sample starts
-// after a row's first token (core/backend.h). Positions live on the device; the route
+// (core/cuda/cudnn_attention.h) rather than our own kernels. cuDNN takes the training
+// layout (R = T, first_query 0) where the positions describe whole documents
+// (core/attention_documents.h): rows of one sample each run as a batch of rows, rows of
+// packed samples as cuDNN's ragged documents. Positions live on the device; the route
 // learns them on the host, when the backend uploads a (B, T) i32 tensor
 // (note_upload), and forgets a tensor that is overwritten on the device (forget): positions
 // it has not seen uploaded go to our kernels. This costs no synchronisation.
+//
+// A forward over packed documents leaves its statistics in cuDNN's packed order, which
+// our kernels cannot read: the route remembers which lse tensors hold them, and their
+// backward must run on cuDNN (CudnnAttention takes such a forward only when it can).
 //
 // LLMFT_CUDNN_ATTENTION (environment): "on" or unset, cuDNN where it takes the call, with
 // its deterministic backward; "nondeterministic", its faster backward (dQ summed with
@@ -21,6 +25,8 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "core/cuda/cudnn_attention.h"
 #include "core/tensor.h"
@@ -51,12 +57,16 @@ class CudnnAttentionRoute {
   size_t backward_workspace(Tensor qkv, Tensor positions, int n_head, int n_kv_head) const;
 
  private:
-  bool one_sample_per_row(const Tensor& positions) const;
+  // The documents of uploaded positions, or null where they are not whole documents or
+  // were not seen uploaded.
+  const std::vector<AttentionDocument>* documents_of(const Tensor& positions) const;
 
   std::unique_ptr<CudnnAttention> cudnn_;
   std::string cudnn_failure_;  // why cuDNN could not start ("" if it did or was not asked)
-  // Uploaded (B, T) i32 tensors by address: whether each row holds one sample.
-  std::unordered_map<const void*, bool> one_sample_rows_;
+  // Uploaded (B, T) i32 tensors holding whole documents, by address.
+  std::unordered_map<const void*, std::vector<AttentionDocument>> documents_;
+  // lse tensors a forward over packed documents wrote, in cuDNN's packed order.
+  std::unordered_set<const void*> packed_lse_;
 };
 
 }  // namespace llmft::cuda

@@ -7,14 +7,12 @@
 // GPU.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "core/backend_registry.h"
 #include "core/cuda/cudnn_attention.h"
-#include "core/host_convert.h"
+#include "tests/cuda/attention_runs.h"
 #include "tests/support/scoped_environment.h"
 
 namespace llmft::cuda {
@@ -69,52 +67,6 @@ TEST_CASE("cuDNN attention's workspace at the benchmarked models' shapes fits th
   }
 }
 
-// bf16 values of N(0, 1) as the device stores them, and the same rounded values in f32.
-struct Values {
-  std::vector<uint8_t> stored;
-  std::vector<float> rounded;
-};
-
-Values random_bf16(int64_t n, std::mt19937_64& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> values(static_cast<size_t>(n));
-  for (float& v : values) v = normal(rng);
-  Values out{to_dtype_bytes(values.data(), n, DType::bf16), {}};
-  out.rounded = from_dtype_bytes(out.stored, DType::bf16);
-  return out;
-}
-
-// One backend's attention over given inputs: forward, then backward with the workspace
-// it asks for; returns dqkv.
-std::vector<float> attention_gradient(const AttentionShape& s, const Values& qkv,
-                                      const Values& dout, const std::vector<int32_t>& positions) {
-  auto backend = make_backend("cuda", NodePlacement{}, size_t{4} << 30);
-  Allocator alloc(backend->memory(), 0);
-  const int64_t W = (s.H + 2 * s.KVH) * s.D;
-  std::vector<Buffer> buffers;
-  auto take = [&](DType dtype, Shape shape) {
-    buffers.push_back(alloc.allocate(shape_numel(shape) * dtype_size(dtype), MemoryCategory::other,
-                                     "attention test tensor"));
-    return buffers.back().as(dtype, std::move(shape));
-  };
-  const Tensor q = take(DType::bf16, {s.B, s.T, W}), dq = take(DType::bf16, {s.B, s.T, W});
-  const Tensor out = take(DType::bf16, {s.B, s.T, s.H * s.D});
-  const Tensor d_out = take(DType::bf16, {s.B, s.T, s.H * s.D});
-  const Tensor lse = take(DType::f32, {s.B, s.H, s.T}), pos = take(DType::i32, {s.B, s.T});
-  backend->copy_to_device(q, qkv.stored.data());
-  backend->copy_to_device(d_out, dout.stored.data());
-  backend->copy_to_device(pos, positions.data());
-  const int H = static_cast<int>(s.H), KVH = static_cast<int>(s.KVH);
-  const size_t bytes = backend->attention_backward_workspace(q, pos, H, KVH);
-  const Tensor workspace =
-      bytes == 0 ? Tensor() : take(DType::f32, {static_cast<int64_t>(bytes / sizeof(float))});
-  backend->attention_forward(out, lse, q, pos, H, KVH, 0);
-  backend->attention_backward(dq, d_out, q, out, lse, pos, H, KVH, workspace);
-  std::vector<uint8_t> result(dq.bytes());
-  backend->copy_to_host(result.data(), dq);
-  return from_dtype_bytes(result, DType::bf16);
-}
-
 // TinyLlama's heads at 8 x 2048: the deterministic backward's bound at one row is 286 MB,
 // so it takes the batch in calls of 3, 3 and 2 rows (kDeterministicChunkBytes 1 GiB). Each
 // row's gradient is held against our own kernels on the same inputs: both round the
@@ -133,21 +85,17 @@ TEST_CASE("cuDNN's deterministic backward in chunks of rows agrees with our kern
   std::vector<float> cudnn_grad, own_grad;
   {
     ScopedEnvironment on{"LLMFT_CUDNN_ATTENTION", "on"};
-    cudnn_grad = attention_gradient(s, qkv, dout, positions);
+    cudnn_grad = run_attention(s, qkv, dout, positions).dqkv;
   }
   {
     ScopedEnvironment off{"LLMFT_CUDNN_ATTENTION", "off"};
-    own_grad = attention_gradient(s, qkv, dout, positions);
+    own_grad = run_attention(s, qkv, dout, positions).dqkv;
   }
   const auto row = static_cast<size_t>(s.T * W);
   for (int64_t b = 0; b < s.B; ++b) {
-    double gap = 0, scale = 0;
-    for (size_t i = static_cast<size_t>(b) * row; i < static_cast<size_t>(b + 1) * row; ++i) {
-      gap += (double(cudnn_grad[i]) - own_grad[i]) * (double(cudnn_grad[i]) - own_grad[i]);
-      scale += double(own_grad[i]) * own_grad[i];
-    }
     CAPTURE(b);
-    const double error = std::sqrt(gap / scale);
+    const double error =
+        relative_l2(slice(cudnn_grad, b * row, row), slice(own_grad, b * row, row));
     MESSAGE("row " << b << ": relative L2 between cuDNN and our kernels " << error);
     CHECK(error <= 4e-2);
   }
