@@ -6,9 +6,6 @@ namespace llmft {
 
 namespace {
 
-// Lengths padded to a multiple of this (cuDNN's tile) and the smallest padded length.
-constexpr int64_t kLengthTile = 128;
-
 int64_t round_up(int64_t n, int64_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
 }
@@ -21,7 +18,7 @@ int64_t power_of_two_from(int64_t n) {
 }
 
 int64_t padded_length(int64_t longest, int64_t T) {
-  return std::min(std::max(power_of_two_from(longest), kLengthTile), round_up(T, kLengthTile));
+  return std::min(std::max(power_of_two_from(longest), kSequenceTile), round_up(T, kSequenceTile));
 }
 
 }  // namespace
@@ -60,7 +57,7 @@ AttentionShape chunk_shape(const AttentionShape& rows, const DocumentChunk& chun
 
 std::vector<DocumentChunk> document_chunks(const std::vector<AttentionDocument>& documents,
                                            AttentionWorkspaceRule rule, const AttentionShape& rows,
-                                           size_t budget) {
+                                           size_t budget, bool pad_counts) {
   std::vector<DocumentChunk> chunks;
   const auto total = static_cast<int64_t>(documents.size());
   int64_t first = 0;
@@ -69,7 +66,8 @@ std::vector<DocumentChunk> document_chunks(const std::vector<AttentionDocument>&
     int64_t longest = documents[first].length;
     for (int64_t next = first + 1; next < total; ++next) {
       longest = std::max(longest, documents[next].length);
-      const DocumentChunk wider{first, next - first + 1, power_of_two_from(next - first + 1),
+      const int64_t count = next - first + 1;
+      const DocumentChunk wider{first, count, pad_counts ? power_of_two_from(count) : count,
                                 padded_length(longest, rows.T)};
       if (attention_workspace_bound(rule, chunk_shape(rows, wider)) > budget) break;
       chunk = wider;

@@ -10,12 +10,13 @@
 // sample is a document of its own (io/window_layout.h).
 //
 // A call's tensors are (documents, heads, length, head size) with each document's tokens
-// found through ragged offsets. So that a run builds few cuDNN graphs, a call's document
-// count is rounded up to a power of two (the extra documents have no tokens) and its
-// length to a power of two from 128, at most T rounded up to 128. cuDNN sizes the backward
-// workspace by those padded dimensions, so calls take consecutive documents while the
-// rule's bound for the padded call (attention_workspace_bound) fits the budget: the bytes
-// the caller allocated for the same rows unpacked, which always hold one document.
+// found through ragged offsets. So that a run builds few cuDNN graphs, a call's length is
+// rounded up to a power of two from 128, at most T rounded up to 128, and where cuDNN
+// takes empty sequences (9.25 on) its document count to a power of two too, the extra
+// documents empty. cuDNN sizes the backward workspace by those padded dimensions, so calls
+// take consecutive documents while the rule's bound for the padded call
+// (attention_workspace_bound) fits the budget: the bytes the caller allocated for the same
+// rows unpacked, which always hold one document (the bound pads T the same way).
 #pragma once
 
 #include <cstddef>
@@ -53,9 +54,10 @@ AttentionShape chunk_shape(const AttentionShape& rows, const DocumentChunk& chun
 
 // Cuts `documents` of `rows` (their unpacked shape) into calls, in order, each as long as
 // the rule's bound for its padded shape fits `budget` bytes; a chunk always takes at least
-// one document. REQUIRES: every document's length is within 1 .. rows.T.
+// one document. pad_counts: round each call's document count up to a power of two (else
+// padded_count == count). REQUIRES: every document's length is within 1 .. rows.T.
 std::vector<DocumentChunk> document_chunks(const std::vector<AttentionDocument>& documents,
                                            AttentionWorkspaceRule rule, const AttentionShape& rows,
-                                           size_t budget);
+                                           size_t budget, bool pad_counts);
 
 }  // namespace llmft

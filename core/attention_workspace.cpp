@@ -8,10 +8,11 @@ namespace {
 
 // The bound for `rows` rows, before rounding (attention_workspace.h gives the sources).
 size_t bound_for_rows(AttentionWorkspaceRule rule, const AttentionShape& s, int64_t rows) {
-  const auto per_head_row = static_cast<size_t>(rows * s.H * s.T);
-  const auto padded_T = static_cast<size_t>((s.T + kDpTile - 1) / kDpTile * kDpTile);
+  const auto padded_T =
+      static_cast<size_t>((s.T + kSequenceTile - 1) / kSequenceTile * kSequenceTile);
+  const size_t per_head_row = static_cast<size_t>(rows * s.H) * padded_T;
   const size_t main = rule == AttentionWorkspaceRule::cudnn_deterministic
-                          ? static_cast<size_t>(rows * s.H) * padded_T * padded_T * 2
+                          ? per_head_row * padded_T * 2
                           : per_head_row * static_cast<size_t>(s.D + 1) * 4;
   const size_t grouped = s.KVH < s.H ? per_head_row * static_cast<size_t>(s.D) * 4 : 0;
   return main + grouped + kAttentionWorkspaceSlackBytes;

@@ -5,10 +5,11 @@
 // Only cuDNN's fused SDPA backward (core/cuda/cudnn_attention.h) needs one. Its size is a
 // stated bound, from what cuDNN 9.19's plans asked on an H200 (docs/GPUS.md; gpu_check
 // prints cuDNN's figure beside it): the deterministic backward keeps the dP matrix,
-// B H T'^2 2 bytes with T' = T rounded up to kDpTile (cudnn-frontend pads dP's sides to
-// its 64- and 128-row tiles), the non-deterministic one dQ's f32 accumulator and the softmax sums,
-// B H T (D + 1) 4 bytes; with grouped queries (KVH < H) both also keep dK and dV per
-// query head, B H T D 4 bytes; plus kSlackBytes for the small buffers beside them
+// B H T'^2 2 bytes, the non-deterministic one dQ's f32 accumulator and the softmax sums,
+// B H T' (D + 1) 4 bytes; with grouped queries (KVH < H) both also keep dK and dV per
+// query head, B H T' D 4 bytes; T' is T rounded up to kSequenceTile (cudnn-frontend pads
+// dP's sides to its 64- and 128-row tiles, and packed documents' calls pad their lengths
+// so: core/attention_documents.h); plus kSlackBytes for the small buffers beside them
 // (measured: 256 B). A plan that needs more than the bound is not chosen: the call runs
 // on our own kernels instead, which need none.
 //
@@ -45,7 +46,7 @@ struct AttentionShape {
 bool cudnn_takes_attention(const AttentionShape& shape);
 
 constexpr size_t kAttentionWorkspaceSlackBytes = size_t{1} << 20;
-constexpr int64_t kDpTile = 128;
+constexpr int64_t kSequenceTile = 128;
 constexpr size_t kDeterministicChunkBytes = size_t{1} << 30;
 
 // The rows of a batch one backward call takes (B unless the deterministic bound splits it).

@@ -177,9 +177,12 @@ std::shared_ptr<Graph> forward_graph(const AttentionShape& d, bool documents) {
   if (documents) {
     index = document_index(*g, d);
     set_ragged(in, *index);
+    // The composite lowering: the one Transformer Engine runs ragged statistics through
+    // (frontend 1.32 may otherwise pick its unified engine, untried with them on 9.19).
     options.set_padding_mask(true)
         .set_seq_len_q(index->seq_len_q)
-        .set_seq_len_kv(index->seq_len_kv);
+        .set_seq_len_kv(index->seq_len_kv)
+        .set_implementation(fe::AttentionImplementation_t::COMPOSITE);
   }
   auto [out, stats] = g->sdpa(in.q, in.k, in.v, options);
   set_output(out, kOut, qkv_dims(d, d.H), out_strides(d));
@@ -326,8 +329,8 @@ struct CudnnAttention::Graphs {
     const int64_t W = (rows.H + 2 * rows.KVH) * rows.D;
     std::vector<ChunkCall> calls;
     std::vector<uint8_t> table;
-    for (const DocumentChunk& chunk :
-         document_chunks(documents, rule, rows, static_cast<size_t>(budget))) {
+    for (const DocumentChunk& chunk : document_chunks(
+             documents, rule, rows, static_cast<size_t>(budget), pads_document_counts())) {
       const AttentionShape shape = chunk_shape(rows, chunk);
       const Built& backward = graph(shape, true, true);
       if (graph(shape, false, true).graph == nullptr || backward.graph == nullptr ||
@@ -394,14 +397,16 @@ struct CudnnAttention::Graphs {
               "not 16-bit, a head size not a multiple of 8 up to 128, or H % KVH != 0"};
     }
     const bool deterministic = rule == AttentionWorkspaceRule::cudnn_deterministic;
-    std::shared_ptr<Graph> g =
-        backward ? backward_graph(d, deterministic, documents) : forward_graph(d, documents);
     const int64_t limit = workspace_limit(d, backward, documents);
-    g->deselect_workspace_greater_than(limit);
-    try {  // the frontend's descriptors throw where its graph calls return errors
+    std::shared_ptr<Graph> g;
+    // The frontend's descriptors throw where its graph calls return errors, and its
+    // attention node throws std::runtime_error where no implementation fits.
+    try {
+      g = backward ? backward_graph(d, deterministic, documents) : forward_graph(d, documents);
+      g->deselect_workspace_greater_than(limit);
       fe::error_t status = g->build(handle, {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
       if (status.is_bad()) return {nullptr, -1, status.get_message()};
-    } catch (const fe::cudnnException& e) {
+    } catch (const std::exception& e) {
       return {nullptr, -1, e.what()};
     }
     int64_t bytes = 0;
@@ -433,6 +438,10 @@ AttentionShape with_rows(AttentionShape d, int64_t rows) {
 
 bool CudnnAttention::available() {
   return true;
+}
+
+bool CudnnAttention::pads_document_counts() {
+  return cudnnGetVersion() >= 92500;
 }
 
 CudnnAttention::CudnnAttention(bool deterministic)

@@ -18,8 +18,9 @@
 // every chunk's backward graph builds as well, so that such a forward is always followed by
 // a backward that can read them. The documents' lengths and offsets go to the device in a
 // table of kDocumentTableBytes, allocated with the handle; more documents than it holds are
-// declined. cuDNN runs the ragged layout from Hopper on (cuDNN 9.19 refuses the ragged
-// statistics' backward and the deterministic ragged backward on Ampere): older GPUs decline.
+// declined. cuDNN 9.19 refuses the ragged statistics' backward and the deterministic
+// ragged backward on sm_8x and sm_12x: packed rows run there on our kernels (Hopper and
+// data-centre Blackwell take them).
 //
 // Built graphs are kept per shape and dtype. The forward's small workspace is allocated
 // with the handle and counted in the backend's fixed overhead, as cuBLASLt's is; the
@@ -59,6 +60,10 @@ class CudnnAttention {
 
   // Whether this build has cuDNN attention.
   static bool available();
+  // Whether calls over packed documents round their document count up to a power of two
+  // with empty documents (cuDNN 9.25 on takes empty sequences; before it, each count a run
+  // meets builds its own graphs).
+  static bool pads_document_counts();
 
   // Creates the handle and the forward's workspace (nothing without cuDNN). deterministic:
   // the backward's algorithm (else cuDNN's faster one, which adds dQ's parts atomically).

@@ -11,6 +11,10 @@ bool CudnnAttention::available() {
   return false;
 }
 
+bool CudnnAttention::pads_document_counts() {
+  return false;
+}
+
 CudnnAttention::CudnnAttention(bool) : rule_(AttentionWorkspaceRule::none) {}
 CudnnAttention::~CudnnAttention() = default;
 

@@ -62,6 +62,7 @@ void CudnnAttentionRoute::note_upload(const Tensor& dst, const void* host_src) {
 
 void CudnnAttentionRoute::forget(const Tensor& dst) {
   documents_.erase(dst.data);
+  packed_lse_.erase(dst.data);
 }
 
 const std::vector<AttentionDocument>* CudnnAttentionRoute::documents_of(

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "core/attention_documents.h"
@@ -34,6 +35,43 @@ bool document_mask(const std::vector<AttentionDocument>& documents, int64_t q, i
     if (holds_q) return k >= d.first_token && k <= q;
   }
   return false;
+}
+
+// The chunks document_chunks makes: in order, every document once, each within the
+// budget the rows unpacked get, padded as asked, and each stopping only where the next
+// document would not fit.
+void check_chunks(const std::vector<AttentionDocument>& documents, AttentionWorkspaceRule rule,
+                  const AttentionShape& rows, bool pad_counts) {
+  const size_t budget = attention_backward_workspace_bytes(rule, rows);
+  const std::vector<DocumentChunk> chunks =
+      document_chunks(documents, rule, rows, budget, pad_counts);
+  // The padded shape of documents [first, first + count), as the header states it.
+  auto padded = [&](int64_t first, int64_t count) {
+    int64_t longest = 0;
+    for (int64_t d = first; d < first + count; ++d)
+      longest = std::max(longest, documents[d].length);
+    int64_t length = 128, padded_count = 1;
+    while (length < longest) length *= 2;
+    while (padded_count < count) padded_count *= 2;
+    const int64_t cap = (rows.T + 127) / 128 * 128;
+    return DocumentChunk{first, count, pad_counts ? padded_count : count, std::min(length, cap)};
+  };
+  int64_t next = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const DocumentChunk& c = chunks[i];
+    CHECK(c.first == next);
+    CHECK(c.count >= 1);
+    next += c.count;
+    const DocumentChunk expected = padded(c.first, c.count);
+    CHECK(c.padded_count == expected.padded_count);
+    CHECK(c.padded_length == expected.padded_length);
+    CHECK(attention_workspace_bound(rule, chunk_shape(rows, c)) <= budget);
+    if (i + 1 < chunks.size()) {
+      CHECK(attention_workspace_bound(rule, chunk_shape(rows, padded(c.first, c.count + 1))) >
+            budget);
+    }
+  }
+  CHECK(next == static_cast<int64_t>(documents.size()));
 }
 
 }  // namespace
@@ -98,13 +136,13 @@ TEST_CASE("document chunks fit the workspace the unpacked rows were given") {
   // TinyLlama's heads, 8 rows of 2048 packed with samples of 100..700 tokens.
   const AttentionShape rows{DType::bf16, 8, 2048, 32, 4, 64};
   std::vector<std::vector<int>> lengths;
-  int seed = 7;
+  uint32_t seed = 7;
   for (int b = 0; b < rows.B; ++b) {
     std::vector<int> row;
     int left = 2048;
     while (left > 0) {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      const int length = std::min(left, 100 + seed % 600);
+      seed = seed * 1103515245u + 12345u;
+      const int length = std::min(left, 100 + static_cast<int>((seed >> 16) % 600));
       row.push_back(length);
       left -= length;
     }
@@ -114,52 +152,26 @@ TEST_CASE("document chunks fit the workspace the unpacked rows were given") {
   const auto documents = attention_documents(positions.data(), rows.B, rows.T);
   REQUIRE(documents.has_value());
   for (const auto rule : {kDeterministic, kNondeterministic}) {
-    CAPTURE(attention_workspace_rule_name(rule));
-    const size_t budget = attention_backward_workspace_bytes(rule, rows);
-    const std::vector<DocumentChunk> chunks = document_chunks(*documents, rule, rows, budget);
-    int64_t next = 0;
-    for (const DocumentChunk& c : chunks) {
-      CHECK(c.first == next);  // in order, every document once
-      next += c.count;
-      CHECK(c.count >= 1);
-      CHECK(c.padded_count >= c.count);
-      CHECK((c.padded_count & (c.padded_count - 1)) == 0);
-      CHECK(c.padded_length % 128 == 0);
-      CHECK(c.padded_length <= 2048);
-      for (int64_t d = c.first; d < c.first + c.count; ++d) {
-        CHECK(documents->at(d).length <= c.padded_length);
-      }
-      CHECK(attention_workspace_bound(rule, chunk_shape(rows, c)) <= budget);
-    }
-    CHECK(next == static_cast<int64_t>(documents->size()));
-    // Greedy: a chunk stops only where the next document would not fit.
-    for (size_t i = 0; i + 1 < chunks.size(); ++i) {
-      DocumentChunk wider = chunks[i];
-      ++wider.count;
-      int64_t count = 1;
-      while (count < wider.count) count *= 2;
-      wider.padded_count = count;
-      int64_t longest = 0;
-      for (int64_t d = wider.first; d < wider.first + wider.count; ++d) {
-        longest = std::max(longest, documents->at(d).length);
-      }
-      int64_t length = 128;
-      while (length < longest) length *= 2;
-      wider.padded_length = std::min<int64_t>(length, 2048);
-      CHECK(attention_workspace_bound(rule, chunk_shape(rows, wider)) > budget);
+    for (const bool pad_counts : {true, false}) {
+      CAPTURE(attention_workspace_rule_name(rule));
+      CAPTURE(pad_counts);
+      check_chunks(*documents, rule, rows, pad_counts);
     }
   }
 }
 
 TEST_CASE("a document as long as the row always gets a call of its own") {
-  const AttentionShape rows{DType::bf16, 2, 1100, 8, 8, 64};
-  const std::vector<AttentionDocument> documents{{0, 1100}, {1100, 1100}};
-  const size_t budget =
-      attention_backward_workspace_bytes(kDeterministic, {DType::bf16, 1, 1100, 8, 8, 64});
-  const std::vector<DocumentChunk> chunks =
-      document_chunks(documents, kDeterministic, rows, budget);
-  REQUIRE(chunks.size() == 2);
-  // 1100 tokens: T rounded up to the 128 tile (1152), not the next power of two (2048).
-  CHECK(chunks[0].padded_length == 1152);
-  CHECK(chunks[1].count == 1);
+  // T = 1100, not a multiple of the 128 tile, with grouped queries: under either rule the
+  // lone document, padded to 1152 (T rounded up to 128, not the next power of two), fits
+  // the bytes one row unpacked gets.
+  const AttentionShape row{DType::bf16, 1, 1100, 8, 2, 64};
+  const std::vector<AttentionDocument> documents{{0, 1100}};
+  for (const auto rule : {kDeterministic, kNondeterministic}) {
+    CAPTURE(attention_workspace_rule_name(rule));
+    const size_t budget = attention_backward_workspace_bytes(rule, row);
+    const std::vector<DocumentChunk> chunks = document_chunks(documents, rule, row, budget, true);
+    REQUIRE(chunks.size() == 1);
+    CHECK(chunks[0].padded_length == 1152);
+    CHECK(attention_workspace_bound(rule, chunk_shape(row, chunks[0])) <= budget);
+  }
 }

@@ -3,6 +3,7 @@
 // routes by LLMFT_CUDNN_ATTENTION, set by the caller). GPU tests only.
 #pragma once
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,17 +37,24 @@ struct AttentionRun {
   std::vector<float> out, lse, dqkv;
 };
 
-// Forward, then backward with the workspace the backend asks for.
+// Forward, then backward with the workspace the backend asks for. Every tensor is followed
+// by 1 MiB of NaN: a kernel that reads past a tensor's end, even into rows it then masks
+// (a probability of 0 times NaN is NaN), writes NaN, which the callers' bounds refuse.
 inline AttentionRun run_attention(const AttentionShape& s, const Values& qkv, const Values& dout,
                                   const std::vector<int32_t>& positions) {
   auto backend = make_backend("cuda", NodePlacement{}, size_t{4} << 30);
   Allocator alloc(backend->memory(), 0);
   const int64_t W = (s.H + 2 * s.KVH) * s.D;
+  constexpr int64_t kGuardFloats = (int64_t{1} << 20) / sizeof(float);
   std::vector<Buffer> buffers;
   auto take = [&](DType dtype, Shape shape) {
     buffers.push_back(alloc.allocate(shape_numel(shape) * dtype_size(dtype), MemoryCategory::other,
                                      "attention test tensor"));
-    return buffers.back().as(dtype, std::move(shape));
+    const Tensor taken = buffers.back().as(dtype, std::move(shape));
+    buffers.push_back(alloc.allocate(kGuardFloats * sizeof(float), MemoryCategory::other,
+                                     "attention test guard"));
+    backend->fill(buffers.back().as(DType::f32, {kGuardFloats}), std::nanf(""));
+    return taken;
   };
   const Tensor q = take(DType::bf16, {s.B, s.T, W}), dq = take(DType::bf16, {s.B, s.T, W});
   const Tensor out = take(DType::bf16, {s.B, s.T, s.H * s.D});
