@@ -327,10 +327,17 @@ struct CudnnAttention::Graphs {
     }
     const int64_t budget = static_cast<int64_t>(attention_backward_workspace_bytes(rule, rows));
     const int64_t W = (rows.H + 2 * rows.KVH) * rows.D;
+    const TokenBytes token_bytes(rows);
     std::vector<ChunkCall> calls;
     std::vector<uint8_t> table;
     for (const DocumentChunk& chunk : document_chunks(
              documents, rule, rows, static_cast<size_t>(budget), pads_document_counts())) {
+      // The call's tensors start at its first token, the statistics too (4 H bytes a token):
+      // checked before any graph is built for it.
+      const int64_t first_token = documents[chunk.first].first_token;
+      if (first_token * token_bytes.stats % static_cast<int64_t>(kAlignment) != 0) {
+        return nullptr;
+      }
       const AttentionShape shape = chunk_shape(rows, chunk);
       const Built& backward = graph(shape, true, true);
       if (graph(shape, false, true).graph == nullptr || backward.graph == nullptr ||
@@ -340,11 +347,6 @@ struct CudnnAttention::Graphs {
       // Lengths, then token offsets from the chunk's first token; the padding documents are
       // empty and start at the chunk's end.
       const AttentionDocument& last = documents[chunk.first + chunk.count - 1];
-      const int64_t first_token = documents[chunk.first].first_token;
-      // The call's tensors start at its first token, the statistics too (4 H bytes a token).
-      if (first_token * TokenBytes(rows).stats % static_cast<int64_t>(kAlignment) != 0) {
-        return nullptr;
-      }
       const int64_t end = last.first_token + last.length - first_token;
       std::vector<int32_t> lengths(chunk.padded_count, 0);
       std::vector<int64_t> tokens(chunk.padded_count + 1, end);
