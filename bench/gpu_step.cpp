@@ -79,6 +79,7 @@ double llmft_ms_per_step(const bench::Args& args, const ModelConfig& config) {
   RunShape shape{
       B, T, options.dtype, checkpointing ? ModelOptions::kAllBlocks : 0, options.optimizer, true};
   shape.compute = backend->compute_rule();
+  shape.attention = backend->attention_workspace_rule();  // cuDNN's backward workspace
   const MemoryPrediction predicted = predict_memory(config, shape);
   std::printf("model %s (%lld params), batch %d x seq %d, %s %s%s, clip %s\n", config.name.c_str(),
               static_cast<long long>(parameter_count(config)), B, T, args.at("optimizer").c_str(),

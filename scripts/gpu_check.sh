@@ -294,6 +294,12 @@ run_sanitizer() {
   timeout "$bound" env LLMFT_CUDA_ALLOCATIONS=per-tensor compute-sanitizer --error-exitcode 1 \
     --tool "$@" > "$out" 2>&1 || rc=$?
   tail -n 25 "$out"
+  # Where each report points (racecheck names both accesses' kernels and lines), counted
+  # once per site, so that the log says whose kernel it is; the whole report comes back
+  # beside the log.
+  grep -E "Race reported|access at|Invalid .* of size|Address .* is out of bounds" "$out" |
+    sed -E 's/^=+ +//; s/0x[0-9a-f]+/0x./g' | sort | uniq -c | sort -rn | head -n 20
+  [[ -n ${OUT:-} ]] && head -c 8M "$out" > "$OUT/sanitizer_$tool.log"
   if ((rc != 0)) && grep -qE "$sanitizer_refusal" "$out"; then
     echo "SKIPPED: compute-sanitizer --tool $tool refused this machine"
     return 0
