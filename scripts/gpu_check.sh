@@ -27,9 +27,10 @@
 #               (tests/launch/checkpoint_resume.sh's same-layout cases)
 #   bench-more  gpt2-xl against PyTorch, and gpt2 and TinyLlama with checkpointing
 #   sanitizers  the conformance tests under compute-sanitizer (memcheck, then racecheck
-#               on attention), every tensor in its own allocation (LLMFT_CUDA_ALLOCATIONS=
-#               per-tensor) so that memcheck sees its bounds; a sanitizer that refuses the
-#               machine is reported as skipped
+#               on attention: our kernels as the check, the libraries' for the record),
+#               every tensor in its own allocation (LLMFT_CUDA_ALLOCATIONS=per-tensor) so
+#               that memcheck sees its bounds; a sanitizer that refuses the machine is
+#               reported as skipped; each report comes back beside the log
 # It first builds llmft with CUDA for the GPU it finds (a no-op on a machine still warm).
 # Each step starts only with 20 seconds of the budget left, and every command it runs is
 # bounded by what is left (and 5 minutes); the log ends with the steps not reached, to
@@ -287,8 +288,11 @@ step_bench-more() {
 # a debugger interface the container withholds) is reported as skipped, not as a failure
 # of llmft.
 sanitizer_refusal="Internal Sanitizer Error|not supported|Unable to|Target application terminated before"
+sanitizer_runs=0
 run_sanitizer() {
-  local tool=$1 out=/tmp/sanitizer_$1.log rc=0 bound
+  sanitizer_runs=$((sanitizer_runs + 1))
+  local tool=$1 name=sanitizer_$1_$sanitizer_runs.log rc=0 bound
+  local out=/tmp/$name
   bound=$(left)
   ((bound > 300)) && bound=300
   timeout "$bound" env LLMFT_CUDA_ALLOCATIONS=per-tensor compute-sanitizer --error-exitcode 1 \
@@ -299,7 +303,7 @@ run_sanitizer() {
   # beside the log.
   grep -E "Race reported|access at|Invalid .* of size|Address .* is out of bounds" "$out" |
     sed -E 's/^=+ +//; s/0x[0-9a-f]+/0x./g' | sort | uniq -c | sort -rn | head -n 20
-  [[ -n ${OUT:-} ]] && head -c 8M "$out" > "$OUT/sanitizer_$tool.log"
+  [[ -n ${OUT:-} ]] && head -c 8M "$out" > "$OUT/$name"
   if ((rc != 0)) && grep -qE "$sanitizer_refusal" "$out"; then
     echo "SKIPPED: compute-sanitizer --tool $tool refused this machine"
     return 0
@@ -317,8 +321,18 @@ step_sanitizers() {
   # cudnn_documents: cuDNN's ragged calls end at their tensors' ends.
   check run_sanitizer memcheck "$build/tests/cuda_tests" \
     --source-file='*backend_conformance*,*fused_norms*,*f32_gradients*,*cudnn_documents*'
-  check run_sanitizer racecheck "$build/tests/cuda_tests" --source-file='*backend_conformance*' \
-    --test-case='*attention*'
+  # racecheck on our kernels (all in namespace llmft, so their names hold "llmft"); the
+  # second H200 run's racecheck over every kernel reported 58 hazards that a read of ours
+  # did not find, and cuDNN's and cuBLASLt's TMA/mbarrier kernels are reported falsely by
+  # some racecheck versions. The libraries' count follows, for the record, not as a check.
+  check run_sanitizer racecheck --kernel-name kns=llmft "$build/tests/cuda_tests" \
+    --source-file='*backend_conformance*' --test-case='*attention*'
+  if (($(left) > 90)); then
+    echo "racecheck on the libraries' kernels (cuDNN, cuBLASLt), for the record:"
+    run_sanitizer racecheck --kernel-name-exclude kns=llmft "$build/tests/cuda_tests" \
+      --source-file='*backend_conformance*' --test-case='*attention*' ||
+      echo "(reports in library kernels: not llmft's to fix, and not counted as a failure)"
+  fi
 }
 
 not_reached=()
