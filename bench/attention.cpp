@@ -1,12 +1,13 @@
 // bench_attention: times the backend's attention (forward, backward) at fine-tuning
-// lengths for a model's head shape, and prints its useful rate (the causal products:
-// 4 x heads x head size x T(T+1)/2 FLOPs forward, twice that backward) as a share of the
+// lengths for a model's head shape over a batch of sequences, and prints its useful rate
+// (the causal products: 4 x batch x heads x head size x T(T+1)/2 FLOPs forward, twice that
+// backward) as a share of the
 // same run's GEMM rate in the same dtype (a square product through the backend, 1024 wide
 // or wider until it takes a millisecond). With several dtypes it also prints each one's time over
 // the first's: on CUDA, `--dtypes f32,bf16` sets the tensor-core kernels against the f32 ones.
 //
-// usage: bench_attention [--model gpt2] [--lengths 64,256,1024,2048] [--threads 2]
-//                        [--device cpu] [--dtypes f32]
+// usage: bench_attention [--model gpt2] [--lengths 64,256,1024,2048] [--batch 1]
+//                        [--threads 2] [--device cpu] [--dtypes f32]
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -61,6 +62,7 @@ int run(int argc, char** argv) {
   const bench::Args args = bench::parse_args(argc, argv,
                                              {{"model", "gpt2"},
                                               {"lengths", "64,256,1024,2048"},
+                                              {"batch", "1"},
                                               {"threads", "2"},
                                               {"device", "cpu"},
                                               {"dtypes", "f32"}},
@@ -72,9 +74,12 @@ int run(int argc, char** argv) {
   std::vector<DType> dtypes;
   std::stringstream dtype_names(args.at("dtypes"));
   for (std::string item; std::getline(dtype_names, item, ',');) dtypes.push_back(parse_dtype(item));
-  std::printf("attention of %s: %d heads over %d key/value heads of %d, %s threads\n",
-              model.name.c_str(), model.n_head, model.n_kv_head, model.head_dim(),
-              args.at("threads").c_str());
+  const int64_t batch = std::stoll(args.at("batch"));
+  std::printf(
+      "attention of %s: %d heads over %d key/value heads of %d, %lld sequences a call, %s "
+      "threads\n",
+      model.name.c_str(), model.n_head, model.n_kv_head, model.head_dim(),
+      static_cast<long long>(batch), args.at("threads").c_str());
   std::vector<double> gemm;
   for (DType stored : dtypes) {
     const DType computed = compute_dtype(backend->compute_rule(), stored);
@@ -85,14 +90,14 @@ int run(int argc, char** argv) {
   std::stringstream lengths(args.at("lengths"));
   for (std::string item; std::getline(lengths, item, ',');) {
     const int64_t T = std::stoll(item);
-    const double products = 4.0 * model.n_head * model.head_dim() * T * (T + 1) / 2.0;
+    const double products = 4.0 * batch * model.n_head * model.head_dim() * T * (T + 1) / 2.0;
     double first_forward = 0, first_backward = 0;
     for (size_t i = 0; i < dtypes.size(); ++i) {
       const auto [forward, backward] =
-          attention_seconds(*backend, allocator, nullptr, model, T, dtypes[i]);
+          attention_seconds(*backend, allocator, nullptr, model, T, dtypes[i], batch);
       if (i == 0) first_forward = forward, first_backward = backward;
       std::printf(
-          "T %5lld %-4s: forward %8.2f ms (%6.1f GFLOP/s, %5.1f%% of gemm), backward %8.2f ms "
+          "T %5lld %-4s: forward %9.3f ms (%6.1f GFLOP/s, %5.1f%% of gemm), backward %9.3f ms "
           "(%6.1f GFLOP/s, %5.1f%% of gemm)",
           static_cast<long long>(T), dtype_name(dtypes[i]), forward * 1e3,
           products / forward * 1e-9, 100.0 * products / forward / gemm[i], backward * 1e3,

@@ -12,8 +12,8 @@
 #   bench-llama tokens/s and MFU (against --peak-tflops, default the H200's 989 dense bf16
 #               TFLOP/s) of TinyLlama-1.1B, and the same step in PyTorch where python3 has
 #               torch and transformers
-#   attention   attention's tensor-core kernels against its f32 ones and the GEMM rate
-#               (the kernels the next performance work is about, docs/ARCHITECTURE.md)
+#   attention   our attention kernels (tensor cores against f32) and cuDNN's at the
+#               benchmarked step's shape, each against the GEMM rate
 #   ranks       1, 2 and 4 ranks sharing the GPU through the staged MPI communicator
 #               (tests/launch/layout_invariance.sh), and the NCCL communicator's test with
 #               one rank
@@ -263,8 +263,13 @@ step_sp() {
 }
 
 step_attention() {
+  # Our kernels: tensor cores (bf16, fp16) against f32, one sequence a call.
+  check env LLMFT_CUDNN_ATTENTION=off "$build/bench/bench_attention" --device cuda \
+    --model tinyllama-1.1b --lengths 512,2048 --dtypes f32,bf16,fp16
+  # cuDNN at the benchmarked step's shape (8 x 2048), against the rates the GPU time model
+  # assumes (docs/GPU_TIME_MODEL.md).
   check "$build/bench/bench_attention" --device cuda --model tinyllama-1.1b --lengths 512,2048 \
-    --dtypes f32,bf16,fp16
+    --batch 8 --dtypes bf16
 }
 
 step_resume() {

@@ -20,10 +20,12 @@ Tensor BenchmarkTensors::make(DType dtype, Shape shape, float value) {
   return t;
 }
 
-Tensor BenchmarkTensors::stream_positions(int64_t T) {
-  Tensor t = make(DType::i32, {1, T});
-  std::vector<int32_t> positions(static_cast<size_t>(T));
-  for (int64_t i = 0; i < T; ++i) positions[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+Tensor BenchmarkTensors::stream_positions(int64_t T, int64_t batch) {
+  Tensor t = make(DType::i32, {batch, T});
+  std::vector<int32_t> positions(static_cast<size_t>(batch * T));
+  for (size_t i = 0; i < positions.size(); ++i) {
+    positions[i] = static_cast<int32_t>(static_cast<int64_t>(i) % T);
+  }
   backend_.copy_to_device(t, positions.data());
   return t;
 }

@@ -18,8 +18,9 @@ class BenchmarkTensors {
   BenchmarkTensors(Backend& backend, Allocator& allocator)
       : backend_(backend), allocator_(allocator) {}
   Tensor make(DType dtype, Shape shape, float value = 0.01f);
-  // (1, T) i32 positions 0 .. T - 1: one stream, every query seeing all keys before it.
-  Tensor stream_positions(int64_t T);
+  // (batch, T) i32 positions 0 .. T - 1 in every row: streams, every query seeing all keys
+  // before it in its row.
+  Tensor stream_positions(int64_t T, int64_t batch = 1);
 
  private:
   Backend& backend_;

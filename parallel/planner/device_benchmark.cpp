@@ -194,14 +194,15 @@ Link slowest_link(Backend& backend, Allocator& allocator, Communicator& world, c
 
 std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocator,
                                             Communicator* world, const ModelConfig& model,
-                                            int64_t T, DType stored) {
+                                            int64_t T, DType stored, int64_t batch) {
   const int64_t H = model.n_head, KVH = model.n_kv_head, D = model.head_dim();
   const int64_t width = (H + 2 * KVH) * D;
   const DType dtype = compute_dtype(backend.compute_rule(), stored);
   BenchmarkTensors t(backend, allocator);
-  const Tensor qkv = t.make(dtype, {1, T, width}), dqkv = t.make(dtype, {1, T, width});
-  const Tensor out = t.make(dtype, {1, T, H * D}), dout = t.make(dtype, {1, T, H * D});
-  const Tensor lse = t.make(DType::f32, {1, H, T}), positions = t.stream_positions(T);
+  const Tensor qkv = t.make(dtype, {batch, T, width}), dqkv = t.make(dtype, {batch, T, width});
+  const Tensor out = t.make(dtype, {batch, T, H * D}), dout = t.make(dtype, {batch, T, H * D});
+  const Tensor lse = t.make(DType::f32, {batch, H, T});
+  const Tensor positions = t.stream_positions(T, batch);
   const size_t workspace_bytes = backend.attention_backward_workspace(qkv, positions, H, KVH);
   const Tensor workspace =
       workspace_bytes == 0

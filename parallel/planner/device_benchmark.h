@@ -32,12 +32,12 @@ Calibration measure_devices(Backend& backend, Allocator& allocator, Communicator
 double probe_gemm_flops(Backend& backend, Allocator& allocator, Communicator* world,
                         DType gemm_dtype, const Calibration& cached);
 
-// Seconds of attention's forward and backward over one sequence of T queries of `model`'s
-// heads (batch 1) in the dtype the backend computes a `stored` run in, on the slowest rank
+// Seconds of attention's forward and backward over `batch` sequences of T queries of
+// `model`'s heads in the dtype the backend computes a `stored` run in, on the slowest rank
 // of `world` (null: one rank).
 std::pair<double, double> attention_seconds(Backend& backend, Allocator& allocator,
                                             Communicator* world, const ModelConfig& model,
-                                            int64_t T, DType stored);
+                                            int64_t T, DType stored, int64_t batch = 1);
 
 // Attention's cost for `model`'s head shape on this backend, in the dtype it computes a
 // `stored` run in: its forward and backward over sequences of seq_len and seq_len / 2
