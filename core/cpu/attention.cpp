@@ -112,17 +112,18 @@ void scaled_scores(float* scores, const float* q, const float* k, int64_t rows, 
               scores, n);
 }
 
-// probs = exp(scores - lse) for the tile's rows (0 where masked): the probabilities of
-// keys first_key .. first_key + n - 1.
-void probabilities(float* probs, const float* scores, const float* row_lse, const QueryTile& tile,
-                   int64_t first_key, int64_t n) {
+// Scores into probabilities in place, exp(score - lse) for the tile's rows (0 where masked),
+// for keys first_key .. first_key + n - 1. (One pointer and the row's statistic in a local:
+// with a separate source, or the statistic read through a pointer, the compiler versions
+// the loop for aliasing, and in place its scalar version is the one that runs.)
+void probabilities(float* scores, const float* row_lse, const QueryTile& tile, int64_t first_key,
+                   int64_t n) {
   for (int64_t r = 0; r < tile.rows(); ++r) {
     const int64_t begin = tile.visible_begin(r, first_key, n);
     const int64_t end = tile.visible_end(r, first_key, n);
-    const float* s = scores + r * n;
-    float* p = probs + r * n;
-    for (int64_t c = 0; c < n; ++c)
-      p[c] = c >= begin && c < end ? fast_exp(s[c] - row_lse[r]) : 0.0f;
+    const float lse = row_lse[r];
+    float* p = scores + r * n;
+    for (int64_t c = 0; c < n; ++c) p[c] = c >= begin && c < end ? fast_exp(p[c] - lse) : 0.0f;
   }
 }
 
@@ -132,7 +133,8 @@ void score_gradients(float* dprobs, const float* probs, const float* delta, int6
   for (int64_t r = 0; r < rows; ++r) {
     float* ds = dprobs + r * n;
     const float* p = probs + r * n;
-    for (int64_t c = 0; c < n; ++c) ds[c] = p[c] * (ds[c] - delta[r]) * scale;
+    const float row_delta = delta[r];
+    for (int64_t c = 0; c < n; ++c) ds[c] = p[c] * (ds[c] - row_delta) * scale;
   }
 }
 
@@ -173,15 +175,10 @@ void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
     for (int64_t r = 0; r < rows; ++r) {
       float* s = scores + r * n;
       const int64_t begin = tile.visible_begin(r, k0, n), end = tile.visible_end(r, k0, n);
-      float m = row_max[r];
-      for (int64_t c = begin; c < end; ++c) m = std::max(m, s[c]);
+      const float m = lane_max(s + begin, end - begin, row_max[r]);
       const float correction = row_max[r] == kMasked ? 0.0f : fast_exp(row_max[r] - m);
-      float sum = 0.0f;
-      for (int64_t c = 0; c < n; ++c) {
-        s[c] = c >= begin && c < end ? fast_exp(s[c] - m) : 0.0f;
-        sum += s[c];
-      }
-      row_sum[r] = row_sum[r] * correction + sum;
+      for (int64_t c = 0; c < n; ++c) s[c] = c >= begin && c < end ? fast_exp(s[c] - m) : 0.0f;
+      row_sum[r] = row_sum[r] * correction + lane_sum(s, n);
       row_max[r] = m;
       float* a = acc + r * D;
       for (int64_t i = 0; i < D; ++i) a[i] *= correction;
@@ -278,7 +275,7 @@ void pair_gradients(const BackwardTask& task, const QueryTile& tile, int64_t k0,
   float* dprobs = scratch.get(scratch.scores, rows * n);
   const float* k = L.k(task.qkv, task.b, k0, task.g);
   scaled_scores(probs, q, k, rows, n, D, L.width, task.scale);
-  probabilities(probs, probs, row_lse, tile, k0, n);
+  probabilities(probs, row_lse, tile, k0, n);
   if (dv != nullptr) {
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, D, rows, 1.0f, probs, n, d, D, 1.0f, dv,
                 D);

@@ -37,4 +37,33 @@ inline float fast_tanh(float x) {
   return __builtin_copysignf((1.0f - e) / (1.0f + e), x);
 }
 
+// Reductions of x[0, n) in 16 interleaved lanes, each taking its elements in turn, then
+// the lanes and the tail in order: loops the compiler vectorises (a plain running sum or
+// max is one dependency chain, and without fast-math flags stays scalar), in an order the
+// source fixes whatever the CPU's vector width.
+constexpr int64_t kReductionLanes = 16;
+
+template <typename Combine>
+float lane_reduce(const float* x, int64_t n, float init, Combine combine) {
+  float lanes[kReductionLanes];
+  for (float& lane : lanes) lane = init;
+  int64_t i = 0;
+  for (; i + kReductionLanes <= n; i += kReductionLanes) {
+    for (int64_t l = 0; l < kReductionLanes; ++l) lanes[l] = combine(lanes[l], x[i + l]);
+  }
+  float result = init;
+  for (const float lane : lanes) result = combine(result, lane);
+  for (; i < n; ++i) result = combine(result, x[i]);
+  return result;
+}
+
+inline float lane_sum(const float* x, int64_t n) {
+  return lane_reduce(x, n, 0.0f, [](float a, float b) { return a + b; });
+}
+
+// The largest of `init` and x[0, n); NaNs are passed over, as std::max passes them.
+inline float lane_max(const float* x, int64_t n, float init) {
+  return lane_reduce(x, n, init, [](float a, float b) { return a < b ? b : a; });
+}
+
 }  // namespace llmft::cpu
