@@ -88,7 +88,7 @@ F* head_row(F* x, int64_t b, int64_t t, int64_t h, int64_t T, int64_t H, int64_t
 
 // A thread's scratch, kept across calls (sized by the largest tile seen).
 struct Scratch {
-  std::vector<float> q, dout, acc, scores, probs, stat_a, stat_b;
+  std::vector<float> q, dout, acc, scores, probs, stat_a, stat_b, key_grads;
   float* get(std::vector<float>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
     return v.data();
@@ -308,9 +308,19 @@ void clear_dq(const BackwardTask& task, const QueryTile& tile) {
   }
 }
 
-// dk and dv of key tile j over the query tiles that see it; writes them into dqkv. With
-// `with_dq`, also adds each pair's dq part (the task owns every dq row of its heads).
-void key_tile(const BackwardTask& task, int64_t j, bool with_dq) {
+// Writes rows k0 .. k0 + n - 1 of the task's dk and dv (n x D each) into dqkv.
+void write_key_grads(const BackwardTask& task, int64_t k0, int64_t n, const float* dk,
+                     const float* dv) {
+  const int64_t D = task.L.D;
+  for (int64_t r = 0; r < n; ++r) {
+    float* row = task.dqkv + (task.b * task.T + k0 + r) * task.L.width;
+    std::memcpy(row + (task.L.H + task.g) * D, dk + r * D, sizeof(float) * D);
+    std::memcpy(row + (task.L.H + task.L.KVH + task.g) * D, dv + r * D, sizeof(float) * D);
+  }
+}
+
+// dk and dv of key tile j over the query tiles that see it; writes them into dqkv.
+void key_tile(const BackwardTask& task, int64_t j) {
   const int64_t D = task.L.D, k0 = j * kKeyTile, n = std::min(kKeyTile, task.T - k0);
   std::vector<float> dk(2 * n * D, 0.0f);  // beside the scratch: pairs reuse all of it
   float* dv = dk.data() + n * D;
@@ -318,13 +328,31 @@ void key_tile(const BackwardTask& task, int64_t j, bool with_dq) {
     const QueryTile tile = task.tile(i);
     if (tile.first_visible_key() >= k0 + n) break;  // later tiles start later samples
     stack_backward_rows(task, tile);
-    pair_gradients(task, tile, k0, n, dk.data(), dv, with_dq);
+    pair_gradients(task, tile, k0, n, dk.data(), dv, false);
   }
-  for (int64_t r = 0; r < n; ++r) {
-    float* row = task.dqkv + (task.b * task.T + k0 + r) * task.L.width;
-    std::memcpy(row + (task.L.H + task.g) * D, dk.data() + r * D, sizeof(float) * D);
-    std::memcpy(row + (task.L.H + task.L.KVH + task.g) * D, dv + r * D, sizeof(float) * D);
+  write_key_grads(task, k0, n, dk.data(), dv);
+}
+
+// Every pair of one task, query tiles outermost, so that each query tile's rows are stacked
+// once (key_tile stacks them again for every key tile they see): dk and dv of the whole
+// sequence accumulate in the scratch (2 x T x D floats), each key tile's over the query
+// tiles upwards and each dq over the key tiles upwards, as key_tile and query_tile_dq add.
+void task_pairs(const BackwardTask& task) {
+  const int64_t D = task.L.D, T = task.T;
+  float* dk = scratch.get(scratch.key_grads, 2 * T * D);
+  float* dv = dk + T * D;
+  std::fill(dk, dk + 2 * T * D, 0.0f);
+  for (int64_t i = 0; i < query_tiles(T); ++i) {
+    const QueryTile tile = task.tile(i);
+    clear_dq(task, tile);
+    stack_backward_rows(task, tile);
+    const int64_t last_query = tile.first + tile.count - 1;
+    for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kKeyTile); k0 <= last_query;
+         k0 += kKeyTile) {
+      pair_gradients(task, tile, k0, std::min(kKeyTile, T - k0), dk + k0 * D, dv + k0 * D, true);
+    }
   }
+  write_key_grads(task, 0, T, dk, dv);
 }
 
 // dq of query tile i over the key tiles it sees.
@@ -357,9 +385,7 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
 #pragma omp parallel for collapse(2) schedule(dynamic)
     for (int64_t b = 0; b < B; ++b) {
       for (int64_t g = 0; g < KVH; ++g) {
-        const BackwardTask t = task(b, g);
-        for (int64_t i = 0; i < query_tiles(T); ++i) clear_dq(t, t.tile(i));
-        for (int64_t j = 0; j < key_tiles(T); ++j) key_tile(t, j, true);
+        task_pairs(task(b, g));
       }
     }
     return;
@@ -369,7 +395,7 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
 #pragma omp parallel for collapse(3) schedule(dynamic)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < KVH; ++g) {
-      for (int64_t j = 0; j < key_tiles(T); ++j) key_tile(task(b, g), j, false);
+      for (int64_t j = 0; j < key_tiles(T); ++j) key_tile(task(b, g), j);
     }
   }
 #pragma omp parallel for collapse(3) schedule(dynamic)
