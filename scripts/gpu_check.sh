@@ -14,23 +14,23 @@
 #               torch and transformers
 #   attention   our attention kernels (tensor cores against f32) and cuDNN's at the
 #               benchmarked step's shape, each against the GEMM rate
-#   ranks       1, 2 and 4 ranks sharing the GPU through the staged MPI communicator
-#               (tests/launch/layout_invariance.sh), and the NCCL communicator's test with
-#               one rank
+#   sanitizers  the conformance tests under compute-sanitizer (memcheck, then racecheck
+#               on attention: our kernels as the check, the libraries' for the record),
+#               every tensor in its own allocation (LLMFT_CUDA_ALLOCATIONS=per-tensor) so
+#               that memcheck sees its bounds; a sanitizer that refuses the machine is
+#               reported as skipped; each report comes back beside the log
 #   bench-gpt2  the same benchmark for gpt2 (124M)
 #   peaks       predicted vs measured peaks: LLaMA-7B with LOMO on the one GPU, and
 #               TinyLlama with adamw, lomo and adalomo
+#   ranks       1, 2 and 4 ranks sharing the GPU through the staged MPI communicator
+#               (tests/launch/layout_invariance.sh, about 4 minutes on an H200), and the
+#               NCCL communicator's test with one rank
 #   offload     optimizer offload through the pinned host pool (losses as without it),
 #               and a 1B-parameter model's offloaded AdamW
 #   sp          sequence parallelism, two ranks sharing the GPU
 #   resume      checkpoints: resuming repeats the uninterrupted run bit for bit
 #               (tests/launch/checkpoint_resume.sh's same-layout cases)
 #   bench-more  gpt2-xl against PyTorch, and gpt2 and TinyLlama with checkpointing
-#   sanitizers  the conformance tests under compute-sanitizer (memcheck, then racecheck
-#               on attention: our kernels as the check, the libraries' for the record),
-#               every tensor in its own allocation (LLMFT_CUDA_ALLOCATIONS=per-tensor) so
-#               that memcheck sees its bounds; a sanitizer that refuses the machine is
-#               reported as skipped; each report comes back beside the log
 # It first builds llmft with CUDA for the GPU it finds (a no-op on a machine still warm).
 # Each step starts only with 20 seconds of the budget left, and every command it runs is
 # bounded by what is left (and 5 minutes); the log ends with the steps not reached, to
@@ -49,8 +49,8 @@
 #   --steps    which steps to run (default all), in the order above
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-all_steps=(tests cudnn bench-llama attention ranks bench-gpt2 peaks offload sp resume bench-more
-  sanitizers)
+all_steps=(tests cudnn bench-llama attention sanitizers bench-gpt2 peaks ranks offload sp resume
+  bench-more)
 usage="usage: scripts/gpu_check.sh [--budget SECONDS] [--steps STEP,STEP...] [--peak-tflops 989]"
 peak=989 budget=420 chosen=$(IFS=,; echo "${all_steps[*]}")
 while (($#)); do
