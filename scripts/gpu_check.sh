@@ -19,7 +19,8 @@
 #               every tensor in its own allocation (LLMFT_CUDA_ALLOCATIONS=per-tensor) so
 #               that memcheck sees its bounds; a sanitizer that refuses the machine is
 #               reported as skipped; each report comes back beside the log
-#   bench-gpt2  the same benchmark for gpt2 (124M)
+#   bench-gpt2  the same benchmark for gpt2 (124M), and for gpt2 with its vocabulary
+#               padded to a multiple of 64 (the head's rows 16-byte aligned)
 #   peaks       predicted vs measured peaks: LLaMA-7B with LOMO on the one GPU, and
 #               TinyLlama with adamw, lomo and adalomo
 #   ranks       1, 2 and 4 ranks sharing the GPU through the staged MPI communicator
@@ -220,6 +221,11 @@ step_ranks() {
 
 step_bench-gpt2() {
   bench --model gpt2 --batch 16 --seq 1024 "${peer[@]}"
+  # The same model with its vocabulary padded to a multiple of 64 (as Megatron pads it):
+  # the H200 run's gpt2 step took twice the time model's prediction, and 50257 columns
+  # give the head's three products rows that are not 16-byte aligned. The two steps'
+  # times say what that alignment costs.
+  bench --model "$root/bench/configs/gpt2_vocab_50304.json" --batch 16 --seq 1024
 }
 
 step_peaks() {
