@@ -19,6 +19,9 @@
 #               every tensor in its own allocation (LLMFT_CUDA_ALLOCATIONS=per-tensor) so
 #               that memcheck sees its bounds; a sanitizer that refuses the machine is
 #               reported as skipped; each report comes back beside the log
+#   profile     where the GPU time of one training step of gpt2 (16 x 1024) and of
+#               TinyLlama (8 x 2048) goes, kernel by kernel (Nsight Compute's durations,
+#               summed per kernel by bench/ncu_summary.py), beside the time model's classes
 #   bench-gpt2  the same benchmark for gpt2 (124M), and for gpt2 with its vocabulary
 #               padded to a multiple of 64 (the head's rows 16-byte aligned)
 #   peaks       predicted vs measured peaks: LLaMA-7B with LOMO on the one GPU, and
@@ -50,8 +53,8 @@
 #   --steps    which steps to run (default all), in the order above
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-all_steps=(tests cudnn bench-llama attention sanitizers bench-gpt2 peaks ranks offload sp resume
-  bench-more)
+all_steps=(tests cudnn bench-llama attention sanitizers profile bench-gpt2 peaks ranks offload sp
+  resume bench-more)
 usage="usage: scripts/gpu_check.sh [--budget SECONDS] [--steps STEP,STEP...] [--peak-tflops 989]"
 peak=989 budget=420 chosen=$(IFS=,; echo "${all_steps[*]}")
 while (($#)); do
@@ -192,19 +195,23 @@ else
 fi
 bench() { check "$build/bench/bench_gpu_step" --peak-tflops "$peak" "$@"; }
 
-step_bench-llama() {
-  bench --model tinyllama-1.1b --batch 8 --seq 2048 --steps 3 "${peer[@]}"
-  # The GPU time model's MFU for the same step (docs/GPU_TIME_MODEL.md), beside the
-  # measured one above, on GPUs whose preset has published kernel rates.
-  local preset
+# The GPU time model's MFU and its classes for one bf16 step of `model` (micro-batch
+# `batch` x `seq`, docs/GPU_TIME_MODEL.md), on GPUs whose preset has published kernel rates.
+predicted_step() {
+  local model=$1 batch=$2 seq=$3 preset
   case $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) in
     *H200*) preset=h200 ;;
     *H100*SXM* | *H100*HBM3*) preset=h100-80g ;;
     *) echo "no per-kernel time model for this GPU: no predicted MFU"; return ;;
   esac
-  "$build/llmft" plan --gpu "$preset" --gpus 1 --model tinyllama-1.1b --dtype bf16 \
-    --seq-len 2048 --global-batch 8 --micro-batch 8 --activation-checkpointing 0 |
-    sed -n '/^predicted MFU/,/^$/p'
+  "$build/llmft" plan --gpu "$preset" --gpus 1 --model "$model" --dtype bf16 \
+    --seq-len "$seq" --global-batch "$batch" --micro-batch "$batch" \
+    --activation-checkpointing 0 | sed -n '/^predicted MFU/,/^$/p'
+}
+
+step_bench-llama() {
+  bench --model tinyllama-1.1b --batch 8 --seq 2048 --steps 3 "${peer[@]}"
+  predicted_step tinyllama-1.1b 8 2048  # beside the measured MFU above
 }
 
 step_ranks() {
@@ -217,6 +224,41 @@ step_ranks() {
   if ((have_nccl)); then
     check timeout 60 "$mpiexec" -n 1 "${mpi_flags[@]}" "$build/tests/nccl_tests"
   fi
+}
+
+# One bench_gpu_step run of `name` under Nsight Compute, every kernel's duration summed per
+# kernel name. No warm-up step: the backend's start-up warm-up and the model's
+# initialisation are in the profile too, under kernel names of their own, small beside the
+# step's. ncu replays each kernel alone, so the durations add up to more than the step's
+# time with kernels overlapping; they say which kernels hold the step back.
+profile_step() {
+  local name=$1 rc=0 bound; shift
+  bound=$(left)
+  ((bound > 300)) && bound=300
+  timeout "$bound" "$ncu" --clock-control none --csv --print-units base \
+    --metrics gpu__time_duration.sum --log-file "/tmp/ncu_$name.csv" \
+    "$build/bench/bench_gpu_step" --peak-tflops "$peak" --steps 1 --warmup 0 "$@" \
+    > "/tmp/ncu_$name.out" 2>&1 || rc=$?
+  grep -E "^llmft step|^memory" "/tmp/ncu_$name.out"
+  if ((rc != 0)) && grep -sqE "$profiler_refusal" "/tmp/ncu_$name.out" "/tmp/ncu_$name.csv"; then
+    echo "SKIPPED: ncu refused this machine:"
+    grep -shE "$profiler_refusal" "/tmp/ncu_$name.out" "/tmp/ncu_$name.csv" | head -3
+    return 0
+  fi
+  ((rc == 0)) || { tail -n 20 "/tmp/ncu_$name.out"; return $rc; }
+  python3 "$root/bench/ncu_summary.py" "/tmp/ncu_$name.csv" --top 25
+}
+profiler_refusal="ERR_NVGPUCTRPERM|LibraryNotLoaded|Failed to initialize|not supported"
+
+step_profile() {
+  ncu=$(command -v ncu || compgen -G "/opt/nvidia/nsight-compute/*/ncu" | tail -1)
+  if [[ -z $ncu ]]; then
+    echo "ncu not found: skipped"
+    return
+  fi
+  check profile_step gpt2 --model gpt2 --batch 16 --seq 1024
+  predicted_step gpt2 16 1024
+  check profile_step tinyllama --model tinyllama-1.1b --batch 8 --seq 2048
 }
 
 step_bench-gpt2() {
