@@ -333,38 +333,35 @@ void key_tile(const BackwardTask& task, int64_t j) {
   write_key_grads(task, k0, n, dk.data(), dv);
 }
 
-// Every pair of one task, query tiles outermost, so that each query tile's rows are stacked
-// once (key_tile stacks them again for every key tile they see): dk and dv of the whole
-// sequence accumulate in the scratch (2 x T x D floats), each key tile's over the query
-// tiles upwards and each dq over the key tiles upwards, as key_tile and query_tile_dq add.
-void task_pairs(const BackwardTask& task) {
-  const int64_t D = task.L.D, T = task.T;
-  float* dk = scratch.get(scratch.key_grads, 2 * T * D);
-  float* dv = dk + T * D;
-  std::fill(dk, dk + 2 * T * D, 0.0f);
-  for (int64_t i = 0; i < query_tiles(T); ++i) {
-    const QueryTile tile = task.tile(i);
-    clear_dq(task, tile);
-    stack_backward_rows(task, tile);
-    const int64_t last_query = tile.first + tile.count - 1;
-    for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kKeyTile); k0 <= last_query;
-         k0 += kKeyTile) {
-      pair_gradients(task, tile, k0, std::min(kKeyTile, T - k0), dk + k0 * D, dv + k0 * D, true);
-    }
-  }
-  write_key_grads(task, 0, T, dk, dv);
-}
-
-// dq of query tile i over the key tiles it sees.
-void query_tile_dq(const BackwardTask& task, int64_t i) {
+// dq of query tile i over the key tiles it sees, upwards; given dk and dv of the whole
+// sequence (T x D each), also adds the tile's parts of them. With equal query and key
+// tiles, every pair has key_tile's shape (the diagonal pair's keys end at the tile's last
+// query and at key_tile's tile end alike), so the bits are key_tile's.
+void query_tile_pairs(const BackwardTask& task, int64_t i, float* dk, float* dv) {
+  static_assert(kQueryTile == kKeyTile, "pairs must have the same shapes in both schedules");
+  const int64_t D = task.L.D;
   const QueryTile tile = task.tile(i);
   clear_dq(task, tile);
   stack_backward_rows(task, tile);
   const int64_t last_query = tile.first + tile.count - 1;
   for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kKeyTile); k0 <= last_query;
        k0 += kKeyTile) {
-    pair_gradients(task, tile, k0, std::min(kKeyTile, last_query + 1 - k0), nullptr, nullptr, true);
+    pair_gradients(task, tile, k0, std::min(kKeyTile, last_query + 1 - k0),
+                   dk ? dk + k0 * D : nullptr, dv ? dv + k0 * D : nullptr, true);
   }
+}
+
+// Every pair of one task, query tiles outermost, so that each query tile's rows are stacked
+// once (key_tile stacks them again for every key tile they see): dk and dv of the whole
+// sequence accumulate in the scratch (2 x T x D floats), each key tile's over the query
+// tiles upwards, as key_tile adds.
+void task_pairs(const BackwardTask& task) {
+  const int64_t D = task.L.D, T = task.T;
+  float* dk = scratch.get(scratch.key_grads, 2 * T * D);
+  float* dv = dk + T * D;
+  std::fill(dk, dk + 2 * T * D, 0.0f);
+  for (int64_t i = 0; i < query_tiles(T); ++i) query_tile_pairs(task, i, dk, dv);
+  write_key_grads(task, 0, T, dk, dv);
 }
 
 }  // namespace
@@ -401,7 +398,8 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
 #pragma omp parallel for collapse(3) schedule(dynamic)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < KVH; ++g) {
-      for (int64_t i = 0; i < query_tiles(T); ++i) query_tile_dq(task(b, g), i);
+      for (int64_t i = 0; i < query_tiles(T); ++i)
+        query_tile_pairs(task(b, g), i, nullptr, nullptr);
     }
   }
 }
