@@ -79,14 +79,15 @@ finish() { exec 1>&3 2>&4 3>&- 4>&-; wait "$tee_pid"; }
 trap finish EXIT
 failures=0 cut_short=0
 left() { echo $((budget - SECONDS)); }
+# Seconds one command may run: what the budget has left, and 5 minutes at most.
+command_bound() { local b; b=$(left); echo $((b > 300 ? 300 : b)); }
 header() { echo; echo "=== $* ($(date +%T), $(left) s of the budget left)"; }
 # Every check is bounded by the budget, so that a hang costs minutes, not the whole run.
 # A command the budget cut short (or left unrun) is no failure: its step goes on the list
 # of steps not reached.
 check() {
   local rc=0 bound
-  bound=$(left)
-  ((bound > 300)) && bound=300
+  bound=$(command_bound)
   if ((bound < 5)); then
     echo "NOT RUN (budget spent): $*"; cut_short=1; return
   fi
@@ -233,8 +234,7 @@ step_ranks() {
 # time with kernels overlapping; they say which kernels hold the step back.
 profile_step() {
   local name=$1 rc=0 bound; shift
-  bound=$(left)
-  ((bound > 300)) && bound=300
+  bound=$(command_bound)
   timeout "$bound" "$ncu" --clock-control none --csv --print-units base \
     --metrics gpu__time_duration.sum --log-file "/tmp/ncu_$name.csv" \
     "$build/bench/bench_gpu_step" --peak-tflops "$peak" --steps 1 --warmup 0 "$@" \
@@ -346,8 +346,7 @@ run_sanitizer() {
   sanitizer_runs=$((sanitizer_runs + 1))
   local tool=$1 name=sanitizer_$1_$sanitizer_runs.log rc=0 bound
   local out=/tmp/$name
-  bound=$(left)
-  ((bound > 300)) && bound=300
+  bound=$(command_bound)
   timeout "$bound" env LLMFT_CUDA_ALLOCATIONS=per-tensor compute-sanitizer --error-exitcode 1 \
     --tool "$@" > "$out" 2>&1 || rc=$?
   tail -n 25 "$out"
