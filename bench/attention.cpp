@@ -1,10 +1,10 @@
 // bench_attention: times the backend's attention (forward, backward) at fine-tuning
 // lengths for a model's head shape over a batch of sequences, and prints its useful rate
 // (the causal products: 4 x batch x heads x head size x T(T+1)/2 FLOPs forward, twice that
-// backward) as a share of the
-// same run's GEMM rate in the same dtype (a square product through the backend, 1024 wide
-// or wider until it takes a millisecond). With several dtypes it also prints each one's time over
-// the first's: on CUDA, `--dtypes f32,bf16` sets the tensor-core kernels against the f32 ones.
+// backward) as a share of the same run's GEMM rate in the same dtype (a square product
+// through the backend, 1024 wide or wider until it takes a millisecond). With several
+// dtypes it also prints each one's time over the first's: on CUDA, `--dtypes f32,bf16`
+// sets the tensor-core kernels (or cuDNN's) against the f32 ones.
 //
 // usage: bench_attention [--model gpt2] [--lengths 64,256,1024,2048] [--batch 1]
 //                        [--threads 2] [--device cpu] [--dtypes f32]
