@@ -1,6 +1,7 @@
 #include "core/tp_slice.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.h"
 
@@ -22,6 +23,13 @@ ParamInfo tp_split(ParamInfo p, TpSplit split, TpSlice slice, int sections) {
                                                              << slice.size);
     p.shape[1] /= slice.size;
   }
+  return p;
+}
+
+ParamInfo vocab_split(ParamInfo p, TpSlice slice) {
+  p = tp_split(std::move(p), TpSplit::rows, slice);
+  const int64_t multiple = slice.vocab_row_multiple;
+  p.shape[0] = (p.shape[0] + multiple - 1) / multiple * multiple;
   return p;
 }
 
@@ -73,6 +81,13 @@ std::vector<float> slice_unit(const UnitLayout& whole_layout, const UnitLayout& 
     std::copy_n(whole.begin() + w, n, local.begin() + l);
   });
   return local;
+}
+
+std::vector<float> whole_from_slice(const UnitLayout& whole_layout, const UnitLayout& local_layout,
+                                    const std::vector<float>& local) {
+  std::vector<float> whole(static_cast<size_t>(whole_layout.numel), 0.0f);
+  place_slice(whole_layout, local_layout, TpSlice{}, local.data(), whole);
+  return whole;
 }
 
 void place_slice(const UnitLayout& whole_layout, const UnitLayout& local_layout, TpSlice slice,

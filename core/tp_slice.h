@@ -15,6 +15,9 @@ namespace llmft {
 struct TpSlice {
   int rank = 0;
   int size = 1;
+  // Layouts only: a rank's vocabulary rows (token embedding, LM head) are padded to a
+  // multiple of this (1: none, the whole model's Hugging Face shapes).
+  int64_t vocab_row_multiple = 1;
 };
 
 // `count` consecutive elements at `local` in the slice are at `full` in the whole tensor.
@@ -32,6 +35,10 @@ int64_t tp_rows(int64_t full, int size);
 // Sets p's shape to `slice`'s part of its full_shape for the given split.
 ParamInfo tp_split(ParamInfo p, TpSplit split, TpSlice slice, int sections = 1);
 
+// A vocabulary-parallel parameter (V, C): split by rows, the slice's rows padded to a
+// multiple of slice.vocab_row_multiple. Padding rows belong to no run and stay zero.
+ParamInfo vocab_split(ParamInfo p, TpSlice slice);
+
 // Whether this rank counts p in sums over the whole model (the gradient norm): split
 // parameters on every rank, replicated ones on rank 0 only.
 inline bool tp_counts(const ParamInfo& p, TpSlice slice) {
@@ -42,6 +49,10 @@ inline bool tp_counts(const ParamInfo& p, TpSlice slice) {
 // `whole_layout`, the slice as `local_layout`); padding is zero.
 std::vector<float> slice_unit(const UnitLayout& whole_layout, const UnitLayout& local_layout,
                               TpSlice slice, const std::vector<float>& whole);
+// The whole unit's values from those of a slice that holds all of it (TpSlice{}, one
+// rank): slice_unit's inverse, the vocabulary padding dropped.
+std::vector<float> whole_from_slice(const UnitLayout& whole_layout, const UnitLayout& local_layout,
+                                    const std::vector<float>& local);
 // Writes one rank's slice values into the whole unit's.
 void place_slice(const UnitLayout& whole_layout, const UnitLayout& local_layout, TpSlice slice,
                  const float* local, std::vector<float>& whole);

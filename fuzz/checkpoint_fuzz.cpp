@@ -27,6 +27,7 @@
 #include "core/backend_registry.h"
 #include "core/error.h"
 #include "core/model_factory.h"
+#include "core/unit_pieces.h"
 #include "fuzz/check.h"
 #include "fuzz/scratch_dir.h"
 #include "io/hf_config.h"
@@ -61,20 +62,24 @@ struct Run {
     engine = std::make_unique<Engine>(*model, *backend, allocator, options);
   }
 
-  // Every tensor the engine holds set to exact, distinct values of its dtype (no arithmetic
-  // that a CPU could round differently: the seed file must restore the same bits anywhere).
+  // Every element the engine holds set to exact, distinct values of its dtype (no
+  // arithmetic that a CPU could round differently: the seed file must restore the same bits
+  // anywhere); the vocabulary's padding rows, which no file holds, stay zero.
   void fill_pattern() {
     uint32_t next = 1;
     for (int u = 0; u < static_cast<int>(model->units().size()); ++u) {
       for (const Engine::Held& held : engine->held(u)) {
         const size_t width = dtype_size(held.tensor.dtype);
-        std::vector<uint8_t> bytes(static_cast<size_t>(held.tensor.numel()) * width);
-        for (size_t i = 0; i < bytes.size(); i += width) {
-          const float value = static_cast<float>(next++ % 977) / 1024.0f - 0.25f;
-          uint32_t bits;
-          std::memcpy(&bits, &value, 4);
-          if (width == 2) bits >>= 16;  // bf16: the float's upper half, exact for these values
-          std::memcpy(bytes.data() + i, &bits, width);
+        std::vector<uint8_t> bytes(static_cast<size_t>(held.tensor.numel()) * width, 0);
+        for (const TensorPiece& piece :
+             unit_pieces(model->units()[u], TpSlice{}, held.range, false)) {
+          for (int64_t i = piece.local; i < piece.local + piece.count; ++i) {
+            const float value = static_cast<float>(next++ % 977) / 1024.0f - 0.25f;
+            uint32_t bits;
+            std::memcpy(&bits, &value, 4);
+            if (width == 2) bits >>= 16;  // bf16: the float's upper half, exact for these values
+            std::memcpy(bytes.data() + i * width, &bits, width);
+          }
         }
         backend->copy_to_device(held.tensor, bytes.data());
       }

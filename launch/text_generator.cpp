@@ -36,9 +36,10 @@ TextGenerator::TextGenerator(const std::string& model_dir, const ModelConfig& co
   io::Progress progress("loading weights from " + weights.files().origin(),
                         static_cast<uint64_t>(total_numel(model_->units())),
                         io::ProgressCount::parameters());
+  const std::vector<UnitLayout> whole = unit_layouts(config_);
   for (size_t u = 0; u < model_->units().size(); ++u) {
     const UnitLayout& unit = model_->units()[u];
-    engine_->write_params(static_cast<int>(u), weights.read_unit(unit, unit, TpSlice{}));
+    engine_->write_params(static_cast<int>(u), weights.read_unit(whole[u], unit, TpSlice{}));
     progress.advance(static_cast<uint64_t>(unit.numel));
   }
   progress.finish();

@@ -334,11 +334,9 @@ int run_train(const Args& args, MpiRuntime& mpi) {
                      engine_options.dtype, std::move(save_files));
     }
     for (size_t u = 0; u < model->units().size(); ++u) {
-      std::vector<float> values = engine.read_params(static_cast<int>(u));
-      if (tensor_parallel) {
-        values = gather_tp_unit(*tensor_parallel, *backend, allocator, whole_units[u],
-                                model->units()[u], values);
-      }
+      const std::vector<float> values =
+          gather_tp_unit(tensor_parallel, *backend, allocator, whole_units[u], model->units()[u],
+                         engine.read_params(static_cast<int>(u)));
       if (writer) writer->add_unit(values);
     }
     if (writer) {

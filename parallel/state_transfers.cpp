@@ -66,8 +66,8 @@ std::vector<StateTransfer> state_transfers(const Engine& engine, int unit, TpSli
 size_t checkpoint_staging_bytes(const Engine& engine, TpSlice slice) {
   // The read side of state_transfers, counted without building its pieces (a tensor-parallel
   // slice has a run per row, and the planner asks this for every layout it tries): a
-  // parameter's transfer holds the part of the held range the parameter overlaps, an
-  // AdaLomo statistic all of its runs.
+  // parameter's transfer holds the part of the held range the parameter overlaps (for a
+  // row split, the part its runs overlap), an AdaLomo statistic all of its runs.
   size_t largest = 0;
   for (int u = 0; u < static_cast<int>(engine.model().units().size()); ++u) {
     const UnitLayout& layout = engine.model().units()[u];
@@ -81,7 +81,17 @@ size_t checkpoint_staging_bytes(const Engine& engine, TpSlice slice) {
         }
         continue;
       }
-      for_each_param_piece(layout, held.range, [&](int, int64_t, int64_t count) {
+      for_each_param_piece(layout, held.range, [&](int i, int64_t offset, int64_t count) {
+        const ParamInfo& p = layout.params[i];
+        if (p.tp_split == TpSplit::rows) {
+          // A run per section, and the vocabulary's padding rows in none of them.
+          const int64_t begin = held.range.begin + offset - p.offset, end = begin + count;
+          count = 0;
+          for (const TpRun& run : tp_runs(p, slice)) {
+            count += std::max<int64_t>(
+                0, std::min(end, run.local + run.count) - std::max(begin, run.local));
+          }
+        }
         largest = std::max(largest, static_cast<size_t>(count) * element);
       });
     }

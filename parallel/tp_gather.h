@@ -13,8 +13,10 @@
 namespace llmft {
 
 // The whole unit (laid out as `whole`) from every rank's slice values (`mine`, laid out
-// as `local`). Collective over `group`: every rank gets the whole unit.
-std::vector<float> gather_tp_unit(Communicator& group, Backend& backend, Allocator& allocator,
+// as `local`). Collective over `group`: every rank gets the whole unit. Without a group
+// (no tensor parallelism) `mine` is the one slice, and only its vocabulary padding is
+// dropped.
+std::vector<float> gather_tp_unit(Communicator* group, Backend& backend, Allocator& allocator,
                                   const UnitLayout& whole, const UnitLayout& local,
                                   const std::vector<float>& mine);
 

@@ -22,8 +22,7 @@
 #   profile     where the GPU time of one training step of gpt2 (16 x 1024) and of
 #               TinyLlama (8 x 2048) goes, kernel by kernel (Nsight Compute's durations,
 #               summed per kernel by bench/ncu_summary.py), beside the time model's classes
-#   bench-gpt2  the same benchmark for gpt2 (124M), and for gpt2 with its vocabulary
-#               padded to a multiple of 64 (the head's rows 16-byte aligned)
+#   bench-gpt2  the same benchmark for gpt2 (124M)
 #   peaks       predicted vs measured peaks: LLaMA-7B with LOMO on the one GPU, and
 #               TinyLlama with adamw, lomo and adalomo
 #   ranks       1, 2 and 4 ranks sharing the GPU through the staged MPI communicator
@@ -263,11 +262,6 @@ step_profile() {
 
 step_bench-gpt2() {
   bench --model gpt2 --batch 16 --seq 1024 "${peer[@]}"
-  # The same model with its vocabulary padded to a multiple of 64 (as Megatron pads it):
-  # the H200 run's gpt2 step took twice the time model's prediction, and 50257 columns
-  # give the head's three products rows that are not 16-byte aligned. The two steps'
-  # times say what that alignment costs.
-  bench --model "$root/bench/configs/gpt2_vocab_50304.json" --batch 16 --seq 1024
 }
 
 step_peaks() {

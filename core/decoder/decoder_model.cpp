@@ -47,7 +47,9 @@ DecoderModel::DecoderModel(const ModelConfig& config, std::unique_ptr<Family> fa
   LLMFT_REQUIRE(config_.n_kv_head % tp_.size == 0 && config_.intermediate % tp_.size == 0 &&
                     (tp_.size == 1 || tp_group_),
                 "internal: tensor-parallel size " << tp_.size << " does not fit the model");
-  units_ = unit_layouts(*family_, config_, tp_);
+  TpSlice storage = tp_;
+  storage.vocab_row_multiple = kVocabRowMultiple;
+  units_ = unit_layouts(*family_, config_, storage);
   vocab_rows_ = units_[0].params[0].shape[0];
   vocab_start_ = tp_.rank * vocab_rows_;
   loss_sum_ = alloc_.allocate(sizeof(float), MemoryCategory::other, "loss accumulator");
@@ -282,11 +284,16 @@ void DecoderModel::reset_loss() {
 std::vector<float> DecoderModel::logits() {
   LLMFT_REQUIRE(want_logits_ && !logits_.empty(), "internal: no logits kept");
   LLMFT_REQUIRE(tp_.size == 1, "logits are read on one rank; generate with tensor-parallel size 1");
-  const int64_t count = shape_.rows() * config_.vocab_size;
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * dtype_size(activations_));
-  const Tensor logits = logits_.as(activations_, {count});
-  be_.copy_to_host(bytes.data(), logits);
-  return from_dtype_bytes(bytes, activations_);
+  const int64_t rows = shape_.rows(), stored = rows * vocab_rows_, V = config_.vocab_size;
+  std::vector<uint8_t> bytes(static_cast<size_t>(stored) * dtype_size(activations_));
+  be_.copy_to_host(bytes.data(), logits_.as(activations_, {stored}));
+  // Each row holds the vocabulary, then its padding.
+  const std::vector<float> padded = from_dtype_bytes(bytes, activations_);
+  std::vector<float> values(static_cast<size_t>(rows * V));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy_n(padded.begin() + r * vocab_rows_, V, values.begin() + r * V);
+  }
+  return values;
 }
 
 }  // namespace llmft

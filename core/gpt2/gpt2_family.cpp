@@ -57,7 +57,7 @@ UnitLayout Gpt2Family::embedding_layout(const ModelConfig& c, TpSlice tp) const 
   u.name = "embedding";
   ParamInfo wte = param("transformer.wte.weight", {c.vocab_size, c.hidden}, true, kInitStd);
   wte.hf_transposed = false;
-  u.add(tp_split(wte, TpSplit::rows, tp));
+  u.add(vocab_split(wte, tp));
   ParamInfo wpe = param("transformer.wpe.weight", {c.max_seq_len, c.hidden}, true, 0.01f);
   wpe.hf_transposed = false;
   u.add(wpe);

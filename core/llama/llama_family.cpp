@@ -65,7 +65,7 @@ AttentionWeights attention_weights(const Weights& w) {
 UnitLayout LlamaFamily::embedding_layout(const ModelConfig& c, TpSlice tp) const {
   UnitLayout u;
   u.name = "embedding";
-  u.add(tp_split(matrix("model.embed_tokens.weight", {c.vocab_size, c.hidden}), TpSplit::rows, tp));
+  u.add(vocab_split(matrix("model.embed_tokens.weight", {c.vocab_size, c.hidden}), tp));
   return u;
 }
 
@@ -74,7 +74,7 @@ UnitLayout LlamaFamily::head_layout(const ModelConfig& c, TpSlice tp) const {
   u.name = "head";
   u.add(norm_weight("model.norm.weight", c.hidden));
   if (!c.tie_embeddings) {
-    u.add(tp_split(matrix("lm_head.weight", {c.vocab_size, c.hidden}), TpSplit::rows, tp));
+    u.add(vocab_split(matrix("lm_head.weight", {c.vocab_size, c.hidden}), tp));
   }
   return u;
 }

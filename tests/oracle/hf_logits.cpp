@@ -57,9 +57,10 @@ int run(int argc, char** argv) {
   options.trainable = false;
   Engine engine(*model, backend, allocator, options);
   io::HfWeightLoader loader(dir);
+  const std::vector<UnitLayout> whole = unit_layouts(config);
   for (size_t u = 0; u < model->units().size(); ++u) {
     engine.write_params(static_cast<int>(u),
-                        loader.read_unit(model->units()[u], model->units()[u], TpSlice{}));
+                        loader.read_unit(whole[u], model->units()[u], TpSlice{}));
   }
   const std::vector<float> logits = engine.logits(MicroBatch{B, T, inputs.data(), nullptr});
   const double loss = engine.evaluate({MicroBatch{B, T, inputs.data(), targets.data()}});

@@ -129,6 +129,7 @@ def header(path):
 
 
 ELEMENT_BYTES = {"F32": 4, "BF16": 2, "F16": 2}
+VOCAB_ROW_MULTIPLE = 64  # DecoderModel::kVocabRowMultiple
 
 
 def rank_bytes(model_dir, rank, tp):
@@ -144,8 +145,11 @@ def rank_bytes(model_dir, rank, tp):
                 total += rows * cols * element
             elif re.search(r"(o_proj|down_proj)\.weight$", name):
                 total += rows * (cols // tp) * element
-            else:  # q, k, v, gate, up, embed_tokens, lm_head: rows; vocabulary padded
+            else:  # q, k, v, gate, up, embed_tokens, lm_head: rows
                 per_rank = -(-rows // tp)
+                if re.search(r"(embed_tokens|lm_head)\.weight$", name):
+                    # a rank's vocabulary rows padded to a multiple of 64, as llmft stores them
+                    per_rank = -(-per_rank // VOCAB_ROW_MULTIPLE) * VOCAB_ROW_MULTIPLE
                 total += max(0, min(per_rank, rows - rank * per_rank)) * cols * element
     return total
 

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/model_factory.h"
 #include "core/param_init.h"
+#include "core/tp_slice.h"
 #include "io/atomic_file.h"
 #include "io/hf_checkpoint.h"
 #include "io/json.h"
@@ -112,9 +113,14 @@ int run(int argc, char** argv) {
   auto model_ptr = make_model(c, be, alloc);
   Model& model = *model_ptr;
   Engine engine(model, be, alloc, o);
-  const io::UnitValues weights = oracle_weights(model.units());
-  for (size_t u = 0; u < weights.size(); ++u) engine.write_params(static_cast<int>(u), weights[u]);
-  io::write_hf_model_dir(dir, c, model.units(), weights);
+  // The weights in Hugging Face shapes, and in the model's (its vocabulary padded).
+  const std::vector<UnitLayout> whole = unit_layouts(c);
+  const io::UnitValues weights = oracle_weights(whole);
+  for (size_t u = 0; u < weights.size(); ++u) {
+    engine.write_params(static_cast<int>(u),
+                        slice_unit(whole[u], model.units()[u], TpSlice{}, weights[u]));
+  }
+  io::write_hf_model_dir(dir, c, whole, weights);
 
   std::mt19937_64 rng(2024);
   std::vector<int32_t> inputs(static_cast<size_t>(steps) * B * T), targets(inputs.size());
@@ -144,9 +150,10 @@ int run(int argc, char** argv) {
       first_loss = s.loss;
       io::UnitValues grads;
       for (size_t u = 0; u < model.units().size(); ++u) {
-        grads.push_back(engine.read_grads(static_cast<int>(u)));
+        grads.push_back(
+            whole_from_slice(whole[u], model.units()[u], engine.read_grads(static_cast<int>(u))));
       }
-      io::write_hf_safetensors(dir + "/grads.safetensors", model.units(), grads);
+      io::write_hf_safetensors(dir + "/grads.safetensors", whole, grads);
     }
   }
   io::Json adamw = io::Json::object({});

@@ -7,6 +7,7 @@
 
 #include "core/cpu/cpu_backend.h"
 #include "core/model_factory.h"
+#include "core/tp_slice.h"
 #include "parallel/engine.h"
 
 namespace llmft::testing {
@@ -34,6 +35,7 @@ struct TestTrainer {
   Allocator host_alloc;
   std::unique_ptr<Model> model;
   std::unique_ptr<Engine> engine;
+  int tp_size;
 
   // checkpointed_blocks: the first ones (ModelOptions; kAllBlocks: all). `offload`: the
   // optimizer in the host pool (parallel/optimizer_offload.h); `sequence_parallel`: with
@@ -41,7 +43,7 @@ struct TestTrainer {
   TestTrainer(const ModelConfig& config, EngineOptions options, int checkpointed_blocks = 0,
               int threads = 0, TpSlice tp = {}, ReduceGroup* tp_group = nullptr, size_t budget = 0,
               bool offload = false, bool sequence_parallel = false)
-      : alloc(be.memory(), budget), host_alloc(be.host_pool_memory(), 0) {
+      : alloc(be.memory(), budget), host_alloc(be.host_pool_memory(), 0), tp_size(tp.size) {
     if (threads > 0) be.set_threads(threads);
     if (threads > 0) host_be.set_threads(threads);
     if (offload) options.offload = HostPool{&host_be, &host_alloc};
@@ -52,10 +54,14 @@ struct TestTrainer {
     engine = std::make_unique<Engine>(*model, be, alloc, options);
   }
 
+  // The weights unit after unit: the whole model's in Hugging Face shapes on one rank,
+  // this rank's slice (its vocabulary rows padded) under tensor parallelism.
   std::vector<float> params() const {
+    const std::vector<UnitLayout> whole = unit_layouts(model->config());
     std::vector<float> all;
     for (size_t u = 0; u < model->units().size(); ++u) {
-      const std::vector<float> p = engine->read_params(static_cast<int>(u));
+      std::vector<float> p = engine->read_params(static_cast<int>(u));
+      if (tp_size == 1) p = whole_from_slice(whole[u], model->units()[u], p);
       all.insert(all.end(), p.begin(), p.end());
     }
     return all;

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "core/decoder/decoder_model.h"
 #include "parallel/dry_run.h"
 #include "parallel/planner/step_time.h"
 #include "parallel/planner/step_work.h"
@@ -28,11 +29,13 @@ Workload tiny(const std::string& preset, OptimizerKind kind) {
 
 // Parameters of the model's matrix products on tensor-parallel ranks of `tp`: every block's
 // weights and the head (the tied embedding table's product), whose vocabulary is padded to
-// a multiple of tp.
+// tp equal slices of a multiple of DecoderModel::kVocabRowMultiple rows.
 double matrix_parameters(const ModelConfig& c, int tp) {
   const double C = c.hidden, I = c.intermediate, kv = c.n_kv_head * c.head_dim();
   const double block = C * (C + 2 * kv) + C * C + (c.family == ModelFamily::llama ? 3 : 2) * C * I;
-  const double vocabulary = static_cast<double>((c.vocab_size + tp - 1) / tp * tp);
+  const int64_t multiple = DecoderModel::kVocabRowMultiple;
+  const int64_t slice_rows = ((c.vocab_size + tp - 1) / tp + multiple - 1) / multiple * multiple;
+  const double vocabulary = static_cast<double>(slice_rows * tp);
   return c.n_layer * block + vocabulary * C;
 }
 
