@@ -7,7 +7,9 @@
 //   by wave quantization (the output tiles over the SMs: the last wave runs partly
 //   empty) and by the main loop's prologue and epilogue, K / (K + gemm_k_half).
 // - Attention (cuDNN's flash attention): TFLOP/s forward and backward by head size and
-//   sequence length, read from published tables and interpolated in log2 of the length.
+//   sequence length, read from published tables and interpolated in log2 of the length;
+//   cuDNN's deterministic backward (llmft's default) computes dQ in a pass of its own, at
+//   the rate an H200 measured.
 // - Every other kernel: the bytes it reads and writes at the achievable HBM bandwidth.
 // - Every kernel call: a fixed gap between kernels (launch and tail).
 #pragma once
@@ -37,6 +39,10 @@ struct GpuKernelModel {
   // A causal mask's FLOP/s over the unmasked one's, by length (the masked kernels skip
   // the upper triangle but keep its diagonal tiles and balance worse).
   LengthCurve causal_factor;
+  // cuDNN's deterministic backward: its fused kernel does four of the backward's five
+  // products at the rates above, and dQ (the fifth) follows in a separate pass at this
+  // FLOP/s (in the count above).
+  double deterministic_dq_flops_per_s = 0;
   double memory_bandwidth = 0;  // bytes/s a streaming kernel achieves
   double kernel_gap_s = 0;
 

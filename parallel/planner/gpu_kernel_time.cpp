@@ -41,8 +41,8 @@ bool gpu_kernel_model_applies(const GpuKernelModel& model, DType dtype) {
 
 // Tallies are differences of runs: a negative entry is rounding in nothing and counts as
 // none.
-KernelSeconds gpu_kernel_seconds(const WorkTally& t, const GpuKernelModel& model,
-                                 double peak_flops) {
+KernelSeconds gpu_kernel_seconds(const WorkTally& t, const GpuKernelModel& model, double peak_flops,
+                                 AttentionWorkspaceRule attention) {
   KernelSeconds s;
   for (const auto& [shape, calls] : t.gemm_calls) {
     if (calls <= 0) continue;
@@ -61,7 +61,12 @@ KernelSeconds gpu_kernel_seconds(const WorkTally& t, const GpuKernelModel& model
                          static_cast<double>(heads) * static_cast<double>(length) *
                          static_cast<double>(length) * static_cast<double>(head_dim) *
                          (backward ? 2.5 : 1.0);
-    const double seconds = flops / attention_flops_per_s(model, head_dim, length, backward);
+    const double rate = attention_flops_per_s(model, head_dim, length, backward);
+    // The deterministic backward: four products fused, then dQ (a fifth) on its own.
+    const bool dq_pass = backward && attention == AttentionWorkspaceRule::cudnn_deterministic;
+    const double seconds =
+        dq_pass ? 0.8 * flops / rate + 0.2 * flops / model.deterministic_dq_flops_per_s
+                : flops / rate;
     (backward ? s.attention_backward_flops : s.attention_forward_flops) += flops;
     (backward ? s.attention_backward : s.attention_forward) += seconds;
   }

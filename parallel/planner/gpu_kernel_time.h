@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "core/attention_workspace.h"
 #include "core/counting/work_tally.h"
 #include "core/dtype.h"
 #include "parallel/planner/gpu_kernel_model.h"
@@ -28,9 +29,10 @@ struct KernelSeconds {
 // the step computes in a 16-bit dtype (the figures are bf16/fp16 tensor-core rates).
 bool gpu_kernel_model_applies(const GpuKernelModel& model, DType dtype);
 
+// `attention`: which backward the device runs (cuDNN's deterministic one adds its dQ pass).
 // REQUIRES: model.known(), peak_flops > 0
 KernelSeconds gpu_kernel_seconds(const WorkTally& tally, const GpuKernelModel& model,
-                                 double peak_flops);
+                                 double peak_flops, AttentionWorkspaceRule attention);
 
 // "norms", "cross-entropy", ...: the kind's name in the plan's breakdown.
 const char* kernel_kind_name(KernelKind kind);

@@ -124,9 +124,9 @@ ComputeSeconds tallied_compute_seconds(const Layout& l, const DeviceDescription&
 ComputeSeconds gpu_compute_seconds(const Layout& l, const DeviceDescription& d,
                                    const StepWork& work, KernelSeconds& kernels) {
   const KernelSeconds micro_batch =
-      gpu_kernel_seconds(work.micro_batch, d.kernel_model, d.peak_flops);
+      gpu_kernel_seconds(work.micro_batch, d.kernel_model, d.peak_flops, d.attention_workspace);
   kernels = micro_batch.scaled(l.grad_accum);
-  kernels += gpu_kernel_seconds(work.once, d.kernel_model, d.peak_flops);
+  kernels += gpu_kernel_seconds(work.once, d.kernel_model, d.peak_flops, d.attention_workspace);
   ComputeSeconds s;
   s.forward = micro_batch.total() / 3;
   s.backward = micro_batch.total() - s.forward;

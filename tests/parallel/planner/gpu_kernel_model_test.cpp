@@ -104,7 +104,7 @@ TEST_CASE("a tally priced by hand: one GEMM, one attention forward, one memory-b
   t.add_gemm(4096, {4096, 4096, 4096});
   t.add_attention({1, 2048, 32, 4, 64, false});
   t.add_kernel(KernelKind::norm, 1e9);
-  const KernelSeconds s = gpu_kernel_seconds(t, h200(), 989e12);
+  const KernelSeconds s = gpu_kernel_seconds(t, h200(), 989e12, AttentionWorkspaceRule::none);
   const double gemm_flops = 2.0 * 4096 * 4096 * 4096;
   CHECK(s.product_flops == gemm_flops);
   CHECK(s.products == doctest::Approx(gemm_flops / (989e12 * 0.84 * 512.0 / 528 * 4096.0 / 4352)));
@@ -117,6 +117,24 @@ TEST_CASE("a tally priced by hand: one GEMM, one attention forward, one memory-b
   CHECK(s.memory_bound[static_cast<int>(KernelKind::norm)] == doctest::Approx(1e9 / 4.32e12));
   CHECK(s.gaps == doctest::Approx(3 * 2e-6));  // three kernel calls
   CHECK(s.total() == doctest::Approx(s.products + s.attention_forward + 1e9 / 4.32e12 + 6e-6));
+}
+
+TEST_CASE("cuDNN's deterministic backward adds its dQ pass to the fused kernel's four products") {
+  WorkTally t;
+  t.add_attention({1, 2048, 32, 4, 64, true});
+  // The backward's count, 2.5 times the forward's; the fused kernel at the published 334
+  // TFLOP/s without the dQ pass's fifth, which runs at 140.
+  const double flops = 2.5 * 2.0 * 32 * 2048.0 * 2048 * 64;
+  const auto seconds = [&](AttentionWorkspaceRule rule) {
+    const KernelSeconds s = gpu_kernel_seconds(t, h200(), 989e12, rule);
+    CHECK(s.attention_backward_flops == flops);
+    return s.attention_backward;
+  };
+  CHECK(seconds(AttentionWorkspaceRule::cudnn_nondeterministic) == doctest::Approx(flops / 334e12));
+  CHECK(seconds(AttentionWorkspaceRule::none) ==
+        seconds(AttentionWorkspaceRule::cudnn_nondeterministic));
+  CHECK(seconds(AttentionWorkspaceRule::cudnn_deterministic) ==
+        doctest::Approx(0.8 * flops / 334e12 + 0.2 * flops / 140e12));
 }
 
 TEST_CASE("the counting device's GEMM shapes carry the step's product FLOPs") {
