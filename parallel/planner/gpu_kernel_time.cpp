@@ -62,11 +62,12 @@ KernelSeconds gpu_kernel_seconds(const WorkTally& t, const GpuKernelModel& model
                          static_cast<double>(length) * static_cast<double>(head_dim) *
                          (backward ? 2.5 : 1.0);
     const double rate = attention_flops_per_s(model, head_dim, length, backward);
-    // The deterministic backward: four products fused, then dQ (a fifth) on its own.
+    // The deterministic backward: four of its five equal products fused, then dQ on its own.
+    constexpr double kDqShare = 1.0 / 5;
     const bool dq_pass = backward && attention == AttentionWorkspaceRule::cudnn_deterministic;
-    const double seconds =
-        dq_pass ? 0.8 * flops / rate + 0.2 * flops / model.deterministic_dq_flops_per_s
-                : flops / rate;
+    const double seconds = dq_pass ? (1 - kDqShare) * flops / rate +
+                                         kDqShare * flops / model.deterministic_dq_flops_per_s
+                                   : flops / rate;
     (backward ? s.attention_backward_flops : s.attention_forward_flops) += flops;
     (backward ? s.attention_backward : s.attention_forward) += seconds;
   }
