@@ -1,6 +1,7 @@
 #include "core/cpu/dtype_kernels.h"
 
 #include "core/cpu/ordered_reduce.h"
+#include "core/cpu/streaming_fill.h"
 #include "core/float_traits.h"
 
 namespace llmft::cpu {
@@ -10,6 +11,11 @@ void fill(void* x, DType type, float value, int64_t n) {
     using T = decltype(traits);
     auto* out = static_cast<typename T::Storage*>(x);
     const auto stored = T::store(value);
+    const int64_t bytes = n * static_cast<int64_t>(sizeof(stored));
+    if (bytes >= kStreamingFillBytes) {
+      streaming_fill(out, repeated_word(stored), bytes);
+      return;
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) out[i] = stored;
   });
