@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kColumnThreads)
     col_sums_kernel(float* col_sums, const G* g, int64_t rows, int64_t cols, float grad_scale) {
   const int64_t c = block_column();
   const double total = column_sum<double>(
-      rows, [&](int64_t r) { return c < cols ? square(g, r * cols + c, grad_scale) : 0.0; });
+      rows, cols, [&](int64_t r) { return square(g, r * cols + c, grad_scale); });
   if (!holds_column_total() || c >= cols) return;
   col_sums[c] = static_cast<float>(total);
 }

@@ -84,8 +84,7 @@ template <typename O, typename X>
 __global__ void __launch_bounds__(kColumnThreads)
     column_sums_kernel(O* out, const X* x, int64_t N, int64_t C) {
   const int64_t c = block_column();
-  const float sum =
-      column_sum<float>(N, [&](int64_t n) { return c < C ? load(x[n * C + c]) : 0.0f; });
+  const float sum = column_sum<float>(N, C, [&](int64_t n) { return load(x[n * C + c]); });
   if (!holds_column_total() || c >= C) return;
   out[c] = store<O>(load(out[c]) + sum);
 }

@@ -262,8 +262,7 @@ __global__ void __launch_bounds__(kColumnThreads)
     layernorm_params_kernel(G* dweight, G* dbias, const T* dout, const T* inp, const float* mean,
                             const float* rstd, int64_t N, int64_t C) {
   const int64_t c = block_column();
-  const ParamSums sums = column_sum<ParamSums>(N, [&](int64_t n) {
-    if (c >= C) return ParamSums{};
+  const ParamSums sums = column_sum<ParamSums>(N, C, [&](int64_t n) {
     const float dy = load(dout[n * C + c]);
     return ParamSums{(load(inp[n * C + c]) - mean[n]) * rstd[n] * dy, dy};
   });
@@ -277,9 +276,8 @@ __global__ void __launch_bounds__(kColumnThreads)
     rmsnorm_weight_kernel(G* dweight, const T* dout, const T* inp, const float* rstd, int64_t N,
                           int64_t C) {
   const int64_t c = block_column();
-  const float dw = column_sum<float>(N, [&](int64_t n) {
-    return c < C ? load(dout[n * C + c]) * load(inp[n * C + c]) * rstd[n] : 0.0f;
-  });
+  const float dw = column_sum<float>(
+      N, C, [&](int64_t n) { return load(dout[n * C + c]) * load(inp[n * C + c]) * rstd[n]; });
   if (!holds_column_total() || c >= C) return;
   dweight[c] = store<G>(load(dweight[c]) + dw);
 }
