@@ -540,9 +540,15 @@ TEST_CASE("fill and convert between every pair of float dtypes round as the host
       const std::vector<float> source = p.read_cpu(x.cpu);
       CHECK(p.read_gpu(y.gpu) == from_dtype_bytes(to_dtype_bytes(source.data(), n, to), to));
     }
-    p.gpu->fill(y.gpu, 0.3f);
-    const std::vector<float> value(static_cast<size_t>(n), 0.3f);
-    CHECK(p.read_gpu(y.gpu) == from_dtype_bytes(to_dtype_bytes(value.data(), n, to), to));
+    // 0.3 through the fill kernel; +0 through the driver's memset; -0 through the kernel.
+    for (float fill_value : {0.3f, 0.0f, -0.0f}) {
+      CAPTURE(fill_value);
+      p.gpu->fill(y.gpu, fill_value);
+      const std::vector<float> value(static_cast<size_t>(n), fill_value);
+      const std::vector<uint8_t> expected = to_dtype_bytes(value.data(), n, to);
+      const std::vector<uint8_t> got = to_dtype_bytes(p.read_gpu(y.gpu).data(), n, to);
+      CHECK(got == expected);  // bytes, so that -0 and +0 differ
+    }
   }
 }
 
