@@ -1,6 +1,7 @@
 // The blocked CPU attention (core/cpu/attention.cpp) against a direct double-precision
 // evaluation of causal softmax attention and its gradients, at lengths that are not
-// multiples of its 128-row tiles (1, 37, 129, 1000), with grouped and multi-query heads,
+// multiples of its 128-row tiles (1, 37, 129, 1000) or of the forward's 1024-key blocks
+// (1100, and a KV cache of 1200 rows), with grouped and multi-query heads,
 // with samples packed into a row (no query sees a key of another sample) and, forward,
 // with a KV cache offset (the queries are the last rows of a longer cache).
 #include <doctest/doctest.h>
@@ -139,7 +140,8 @@ void check_training_layout(const Shape& s, const std::vector<int32_t>& positions
 
 TEST_CASE("blocked attention equals direct attention at lengths off the tile grid") {
   for (Shape s : {Shape{2, 1, 4, 2, 8, 1}, Shape{1, 37, 6, 2, 16, 37}, Shape{2, 129, 4, 4, 8, 129},
-                  Shape{1, 129, 4, 1, 32, 129}, Shape{1, 1000, 4, 2, 16, 1000}}) {
+                  Shape{1, 129, 4, 1, 32, 129}, Shape{1, 1000, 4, 2, 16, 1000},
+                  Shape{1, 1100, 2, 1, 8, 1100}}) {
     CAPTURE(s.T);
     CAPTURE(s.H);
     CAPTURE(s.KVH);
@@ -156,8 +158,8 @@ TEST_CASE("blocked attention over packed samples sees each query's own sample on
 }
 
 TEST_CASE("blocked attention with a KV cache: queries are the last rows of a longer cache") {
-  for (Shape s :
-       {Shape{1, 1, 4, 2, 16, 200}, Shape{2, 37, 6, 3, 8, 101}, Shape{1, 70, 4, 1, 8, 135}}) {
+  for (Shape s : {Shape{1, 1, 4, 2, 16, 200}, Shape{2, 37, 6, 3, 8, 101},
+                  Shape{1, 70, 4, 1, 8, 135}, Shape{1, 37, 4, 2, 8, 1200}}) {
     CAPTURE(s.T);
     CAPTURE(s.R);
     std::mt19937_64 rng(static_cast<uint64_t>(s.R));
