@@ -53,6 +53,14 @@ struct ModelOptions {
   bool sequence_parallel = false;
 };
 
+// Which logits a micro-batch's forward keeps for Model::logits().
+enum class LogitRows {
+  none,   // a training or evaluation forward: the loss, no logits
+  every,  // every position's
+  last,   // each sequence's last position's: what generation samples from, without the
+          // LM head product and the (seq x vocab) logits of every other position
+};
+
 // Flat per-unit tensors, indexed by unit. Entries may be undefined while not needed.
 struct UnitTensors {
   std::vector<Tensor> params;
@@ -76,9 +84,10 @@ class Model {
 
   // Uploads the tokens. Gradients of this micro-batch are scaled by loss_scale (e.g.
   // 1 / target tokens of the whole step, so the step's gradient is the mean's).
-  // With want_logits, the head keeps the logits for logits() instead of computing the
-  // loss (and no backward may follow).
-  virtual void begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) = 0;
+  // With logit rows other than none, the head keeps those logits for logits() instead of
+  // computing the loss (and no backward may follow).
+  virtual void begin_micro_batch(const MicroBatch& batch, float loss_scale,
+                                 LogitRows logit_rows) = 0;
   virtual void forward_unit(int unit, const UnitTensors& units) = 0;
   // With keep_activations, the unit keeps what its backward read, so that another
   // backward pass can follow (LOMO's norm pass before its update pass); checkpointed
@@ -96,7 +105,8 @@ class Model {
   // Sum of per-token losses since reset_loss() (waits for the device).
   virtual double loss_sum() = 0;
   virtual void reset_loss() = 0;
-  // (batch, seq, vocab) logits, host copy; needs want_logits.
+  // The logits begin_micro_batch asked for, host copy: (batch, seq, vocab) for every
+  // position, (batch, vocab) for the last.
   virtual std::vector<float> logits() = 0;
 };
 

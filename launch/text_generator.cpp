@@ -57,11 +57,12 @@ GenerationEnd TextGenerator::generate(const std::vector<int32_t>& prompt, int ma
                           ? GenerationEnd::context
                           : GenerationEnd::max_new_tokens;
   model_->begin_decoding(1, max_len);
+  // Only the last position's logits: the prompt's others would cost an LM head product
+  // and (prompt x vocabulary) floats on the device and the host.
   std::vector<float> logits =
-      engine_->logits(MicroBatch{1, prompt_tokens, tokens.data(), nullptr, 0});
+      engine_->logits(MicroBatch{1, prompt_tokens, tokens.data(), nullptr, 0}, LogitRows::last);
   while (static_cast<int>(tokens.size()) < max_len) {
-    const std::vector<float> last(logits.end() - config_.vocab_size, logits.end());
-    const int32_t token = sample_token(last, sampling, rng);
+    const int32_t token = sample_token(logits, sampling, rng);
     if (std::find(stop.begin(), stop.end(), token) != stop.end()) {
       end = GenerationEnd::stop_token;
       break;
@@ -70,7 +71,7 @@ GenerationEnd TextGenerator::generate(const std::vector<int32_t>& prompt, int ma
     on_token(token);
     if (static_cast<int>(tokens.size()) == max_len) break;
     const int position = static_cast<int>(tokens.size()) - 1;
-    logits = engine_->logits(MicroBatch{1, 1, &tokens.back(), nullptr, position});
+    logits = engine_->logits(MicroBatch{1, 1, &tokens.back(), nullptr, position}, LogitRows::last);
   }
   model_->end_decoding();
   return end;

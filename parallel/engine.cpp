@@ -343,7 +343,7 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
   }
   for (size_t m = 0; m < micro_batches.size(); ++m) {
     const bool last = m + 1 == micro_batches.size();
-    model_.begin_micro_batch(micro_batches[m], loss_scale, false);
+    model_.begin_micro_batch(micro_batches[m], loss_scale, LogitRows::none);
     forward();
     stats.exposed_comm_seconds += backward(last, last && update_in_backward ? &now : nullptr);
     model_.end_micro_batch();
@@ -494,7 +494,7 @@ double Engine::fused_backward(bool update, float lr, float grad_scale, bool keep
 StepStats Engine::fused_step(const MicroBatch& batch, StepStats stats) {
   const float inv_scale = 1.0f / stats.loss_scale;
   model_.begin_micro_batch(batch, stats.loss_scale / static_cast<float>(stats.target_tokens),
-                           false);
+                           LogitRows::none);
   forward();
   stats.loss = sum_over_ranks(model_.loss_sum()) / static_cast<double>(stats.target_tokens);
   // Bias corrections count the updates applied; a skipped step is undone below.
@@ -533,7 +533,7 @@ double Engine::evaluate(const std::vector<MicroBatch>& batches) {
   for (size_t first = 0; first < batches.size(); first += dp) {
     const size_t mine = first + dp_rank;
     model_.reset_loss();
-    model_.begin_micro_batch(batches[std::min(mine, batches.size() - 1)], 0.0f, false);
+    model_.begin_micro_batch(batches[std::min(mine, batches.size() - 1)], 0.0f, LogitRows::none);
     forward();
     model_.end_micro_batch();
     if (mine < batches.size()) loss_sums[mine] = model_.loss_sum();
@@ -543,8 +543,8 @@ double Engine::evaluate(const std::vector<MicroBatch>& batches) {
   return loss_sum / static_cast<double>(targets);
 }
 
-std::vector<float> Engine::logits(const MicroBatch& batch) {
-  model_.begin_micro_batch(batch, 0.0f, true);
+std::vector<float> Engine::logits(const MicroBatch& batch, LogitRows rows) {
+  model_.begin_micro_batch(batch, 0.0f, rows);
   forward();
   std::vector<float> logits = model_.logits();
   model_.end_micro_batch();

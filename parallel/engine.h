@@ -107,8 +107,9 @@ class Engine {
   // data-parallel ranks share the batches and the result is the same on any number of them.
   // Collective over the data-parallel group (same batches on every rank).
   double evaluate(const std::vector<MicroBatch>& batches);
-  // (batch, seq, vocab) logits of one batch, on the host.
-  std::vector<float> logits(const MicroBatch& batch);
+  // The logits of one batch on the host: (batch, seq, vocab) for every position,
+  // (batch, vocab) for each sequence's last.
+  std::vector<float> logits(const MicroBatch& batch, LogitRows rows = LogitRows::every);
 
   Model& model() { return model_; }
   const Model& model() const { return model_; }

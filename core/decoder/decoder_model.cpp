@@ -61,7 +61,9 @@ std::vector<int> DecoderModel::extra_units_read(int unit) const {
   return {};
 }
 
-void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) {
+void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale,
+                                     LogitRows logit_rows) {
+  const bool want_logits = logit_rows != LogitRows::none;
   LLMFT_REQUIRE(batch.seq_len <= config_.max_seq_len,
                 "sequence length " << batch.seq_len << " exceeds the model's context of "
                                    << config_.max_seq_len << " positions; lower --seq-len");
@@ -77,7 +79,7 @@ void DecoderModel::begin_micro_batch(const MicroBatch& batch, float loss_scale, 
   split_rows_ = sequence_parallel_ && shape_.rows() % tp_.size == 0;
   position_ = batch.position;
   loss_scale_ = loss_scale;
-  want_logits_ = want_logits;
+  logit_rows_ = logit_rows;
   const Shape bt{batch.batch, batch.seq_len};
   const size_t bytes = static_cast<size_t>(shape_.rows()) * sizeof(int32_t);
   tokens_ = alloc_.allocate(bytes, MemoryCategory::activations, "input tokens");
@@ -150,11 +152,11 @@ void DecoderModel::forward_unit(int unit, const UnitTensors& units) {
   const int layer = unit - 1;
   family_->block_forward(context(layer), units_[unit], units.params[unit], block_input(layer),
                          blocks_[layer]);
-  if (want_logits_ || checkpointed(layer)) blocks_[layer].internals.reset();
+  if (logit_rows_ != LogitRows::none || checkpointed(layer)) blocks_[layer].internals.reset();
 }
 
 void DecoderModel::backward_unit(int unit, const UnitTensors& units, bool keep_activations) {
-  LLMFT_REQUIRE(!want_logits_, "internal: backward after a logits-only forward");
+  LLMFT_REQUIRE(logit_rows_ == LogitRows::none, "internal: backward after a logits-only forward");
   if (unit == 0) return embedding_backward(units, keep_activations);
   if (unit == head_unit()) return head_backward(units, keep_activations);
   const int layer = unit - 1;
@@ -210,16 +212,18 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   Tensor normed = norm_forward(context(), family_->norm_kind(), head.slice(hp, 0),
                                layernorm ? head.slice(hp, 1) : Tensor(),
                                block_input(config_.n_layer), final_norm_, "final norm");
-  logits_ = alloc_.allocate(static_cast<size_t>(N * V) * dtype_size(activations_),
+  const int64_t logit_rows = logit_rows_ == LogitRows::last ? shape_.batch : N;
+  logits_ = alloc_.allocate(static_cast<size_t>(logit_rows * V) * dtype_size(activations_),
                             MemoryCategory::activations, "logits");
-  Tensor logits = logits_.as(activations_, {N, V});
+  Tensor logits = logits_.as(activations_, {logit_rows, V});
   const BlockContext ctx = context();
   {
-    Buffer rows_buf;
-    be_.linear_forward(logits, ctx.gather_rows(rows_buf, normed, "LM head input"),
-                       head_weight(units, false), Tensor());
+    Buffer rows_buf, last_buf;
+    Tensor head_input = ctx.gather_rows(rows_buf, normed, "LM head input");
+    if (logit_rows < N) head_input = last_positions(ctx, last_buf, head_input);
+    be_.linear_forward(logits, head_input, head_weight(units, false), Tensor());
   }
-  if (want_logits_) return;
+  if (logit_rows_ != LogitRows::none) return;
   Buffer stats_buf;
   Tensor stats =
       ctx.take_f32(stats_buf, {3, N}, MemoryCategory::workspace, "cross-entropy statistics");
@@ -230,6 +234,15 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   ctx.tp_reduce(stats.view(N, {2 * N}));
   be_.cross_entropy_finish(logits, loss_sum_.as(DType::f32, {1}), stats, targets, vocab_start_,
                            valid_vocab_rows(), loss_scale_);
+}
+
+Tensor DecoderModel::last_positions(const BlockContext& ctx, Buffer& buffer, Tensor rows) const {
+  const int64_t T = shape_.seq_len, C = rows.dim(-1);
+  Tensor last = ctx.take(buffer, {shape_.batch, C}, MemoryCategory::workspace, "last positions");
+  for (int64_t b = 0; b < shape_.batch; ++b) {
+    be_.copy(last.view(b * C, {C}), rows.view(((b + 1) * T - 1) * C, {C}));
+  }
+  return last;
 }
 
 void DecoderModel::head_backward(const UnitTensors& units, bool keep_activations) {
@@ -282,9 +295,10 @@ void DecoderModel::reset_loss() {
 }
 
 std::vector<float> DecoderModel::logits() {
-  LLMFT_REQUIRE(want_logits_ && !logits_.empty(), "internal: no logits kept");
+  LLMFT_REQUIRE(logit_rows_ != LogitRows::none && !logits_.empty(), "internal: no logits kept");
   LLMFT_REQUIRE(tp_.size == 1, "logits are read on one rank; generate with tensor-parallel size 1");
-  const int64_t rows = shape_.rows(), stored = rows * vocab_rows_, V = config_.vocab_size;
+  const int64_t rows = logit_rows_ == LogitRows::last ? shape_.batch : shape_.rows();
+  const int64_t stored = rows * vocab_rows_, V = config_.vocab_size;
   std::vector<uint8_t> bytes(static_cast<size_t>(stored) * dtype_size(activations_));
   be_.copy_to_host(bytes.data(), logits_.as(activations_, {stored}));
   // Each row holds the vocabulary, then its padding.

@@ -44,7 +44,7 @@ class DecoderModel : public Model {
   std::vector<int> extra_units_read(int unit) const override;
   int grads_completed_by(int unit) const override { return unit; }
 
-  void begin_micro_batch(const MicroBatch& batch, float loss_scale, bool want_logits) override;
+  void begin_micro_batch(const MicroBatch& batch, float loss_scale, LogitRows logit_rows) override;
   void forward_unit(int unit, const UnitTensors& units) override;
   void backward_unit(int unit, const UnitTensors& units, bool keep_activations) override;
   void end_micro_batch() override;
@@ -76,6 +76,9 @@ class DecoderModel : public Model {
   void embedding_forward(const UnitTensors& units);
   void embedding_backward(const UnitTensors& units, bool keep_activations);
   void head_forward(const UnitTensors& units);
+  // The last position's row of each sequence of `rows` (batch x seq rows), into a
+  // workspace in `buffer`.
+  Tensor last_positions(const BlockContext& ctx, Buffer& buffer, Tensor rows) const;
   void head_backward(const UnitTensors& units, bool keep_activations);
 
   ModelConfig config_;
@@ -97,7 +100,7 @@ class DecoderModel : public Model {
   // Per micro-batch state.
   BlockShape shape_;
   float loss_scale_ = 0.0f;
-  bool want_logits_ = false;
+  LogitRows logit_rows_ = LogitRows::none;
   int position_ = 0;
   std::vector<Buffer> kv_caches_;  // per block, (B, max_len, W), while decoding
   int decode_batch_ = 0, decode_len_ = 0;

@@ -52,7 +52,7 @@ void check_model_gradients(const ModelConfig& c, bool checkpointing) {
 
   auto loss = [&](bool backward) {
     model.reset_loss();
-    model.begin_micro_batch(batch, 1.0f, false);
+    model.begin_micro_batch(batch, 1.0f, LogitRows::none);
     for (int u = 0; u < U; ++u) model.forward_unit(u, tensors);
     if (backward) {
       for (int u = U - 1; u >= 0; --u) model.backward_unit(u, tensors, false);
