@@ -212,15 +212,15 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   Tensor normed = norm_forward(context(), family_->norm_kind(), head.slice(hp, 0),
                                layernorm ? head.slice(hp, 1) : Tensor(),
                                block_input(config_.n_layer), final_norm_, "final norm");
-  const int64_t logit_rows = logit_rows_ == LogitRows::last ? shape_.batch : N;
-  logits_ = alloc_.allocate(static_cast<size_t>(logit_rows * V) * dtype_size(activations_),
+  const int64_t head_rows = logit_rows_ == LogitRows::none ? N : kept_logit_rows();
+  logits_ = alloc_.allocate(static_cast<size_t>(head_rows * V) * dtype_size(activations_),
                             MemoryCategory::activations, "logits");
-  Tensor logits = logits_.as(activations_, {logit_rows, V});
+  Tensor logits = logits_.as(activations_, {head_rows, V});
   const BlockContext ctx = context();
   {
     Buffer rows_buf, last_buf;
     Tensor head_input = ctx.gather_rows(rows_buf, normed, "LM head input");
-    if (logit_rows < N) head_input = last_positions(ctx, last_buf, head_input);
+    if (head_rows < N) head_input = last_positions(ctx, last_buf, head_input);
     be_.linear_forward(logits, head_input, head_weight(units, false), Tensor());
   }
   if (logit_rows_ != LogitRows::none) return;
@@ -234,6 +234,10 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   ctx.tp_reduce(stats.view(N, {2 * N}));
   be_.cross_entropy_finish(logits, loss_sum_.as(DType::f32, {1}), stats, targets, vocab_start_,
                            valid_vocab_rows(), loss_scale_);
+}
+
+int64_t DecoderModel::kept_logit_rows() const {
+  return logit_rows_ == LogitRows::last ? shape_.batch : shape_.rows();
 }
 
 Tensor DecoderModel::last_positions(const BlockContext& ctx, Buffer& buffer, Tensor rows) const {
@@ -297,8 +301,7 @@ void DecoderModel::reset_loss() {
 std::vector<float> DecoderModel::logits() {
   LLMFT_REQUIRE(logit_rows_ != LogitRows::none && !logits_.empty(), "internal: no logits kept");
   LLMFT_REQUIRE(tp_.size == 1, "logits are read on one rank; generate with tensor-parallel size 1");
-  const int64_t rows = logit_rows_ == LogitRows::last ? shape_.batch : shape_.rows();
-  const int64_t stored = rows * vocab_rows_, V = config_.vocab_size;
+  const int64_t rows = kept_logit_rows(), stored = rows * vocab_rows_, V = config_.vocab_size;
   std::vector<uint8_t> bytes(static_cast<size_t>(stored) * dtype_size(activations_));
   be_.copy_to_host(bytes.data(), logits_.as(activations_, {stored}));
   // Each row holds the vocabulary, then its padding.

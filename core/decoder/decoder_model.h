@@ -76,6 +76,8 @@ class DecoderModel : public Model {
   void embedding_forward(const UnitTensors& units);
   void embedding_backward(const UnitTensors& units, bool keep_activations);
   void head_forward(const UnitTensors& units);
+  // Rows of the logits a logits-only forward keeps (LogitRows every or last).
+  int64_t kept_logit_rows() const;
   // The last position's row of each sequence of `rows` (batch x seq rows), into a
   // workspace in `buffer`.
   Tensor last_positions(const BlockContext& ctx, Buffer& buffer, Tensor rows) const;

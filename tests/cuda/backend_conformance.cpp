@@ -67,6 +67,14 @@ TEST_CASE("linear layers, forward and backward, with and without bias") {
     p.cpu.linear_backward(no_inputs.cpu, false, dw.cpu, db.cpu, no_rows.cpu, no_inputs.cpu, w.cpu);
     p.gpu->linear_backward(no_inputs.gpu, false, dw.gpu, db.gpu, no_rows.gpu, no_inputs.gpu, w.gpu);
     p.expect_close({dw, db}, "linear_backward over no rows");
+    // Over 1100 rows: the bias gradient's column sums run their loop of loads 8 rows
+    // ahead (column_sums.cuh) as well as its remainder.
+    const int64_t many = 1100;
+    auto many_x = p.random(dt, {many, C}), many_dout = p.random(dt, {many, OC});
+    auto many_dx = p.random(dt, {many, C});
+    p.cpu.linear_backward(many_dx.cpu, true, dw.cpu, db.cpu, many_dout.cpu, many_x.cpu, w.cpu);
+    p.gpu->linear_backward(many_dx.gpu, true, dw.gpu, db.gpu, many_dout.gpu, many_x.gpu, w.gpu);
+    p.expect_close({many_dx, dw, db}, "linear_backward over 1100 rows");
   }
 }
 
@@ -119,15 +127,16 @@ TEST_CASE("embedding backward rounds a frequent token's row once") {
 }
 
 // Column sums add 64 row slots of 16 columns a block: 150 rows take two laps and part of
-// a third; 75, 5 and 16 columns end a block short, fill less than one, and fill one.
+// a third, 1100 rows the loop that loads 8 laps ahead and then single laps; 75, 5 and 16
+// columns end a block short, fill less than one, and fill one.
 TEST_CASE("layernorm and rmsnorm, forward and backward") {
   struct Shape {
     int64_t N, C;
   };
   // Rows held in registers one and two packs a thread (4096, 12288) and wider than they
   // hold (20000: a warp a row) besides the small and odd ones.
-  for (const Shape shape : {Shape{37, 75}, Shape{150, 75}, Shape{150, 5}, Shape{70, 16},
-                            Shape{6, 4096}, Shape{4, 12288}, Shape{3, 20000}}) {
+  for (const Shape shape : {Shape{37, 75}, Shape{150, 75}, Shape{1100, 75}, Shape{150, 5},
+                            Shape{70, 16}, Shape{6, 4096}, Shape{4, 12288}, Shape{3, 20000}}) {
     for (DType dt : kDtypes) {
       CAPTURE(std::string(dtype_name(dt)));
       CAPTURE(shape.N);
@@ -471,7 +480,8 @@ TEST_CASE("optimizer arithmetic: sums of squares, AdamW, SGD, AdaLomo") {
   struct Shape {
     int64_t R, C;
   };
-  for (const Shape shape : {Shape{37, 75}, Shape{150, 17}}) {
+  // 1100 rows: AdaLomo's column sums load 8 row laps ahead (column_sums.cuh).
+  for (const Shape shape : {Shape{37, 75}, Shape{150, 17}, Shape{1100, 17}}) {
     for (DType dt : kDtypes) {
       CAPTURE(std::string(dtype_name(dt)));
       CAPTURE(shape.R);
