@@ -11,8 +11,9 @@ std::unique_ptr<Family> make_family(ModelFamily family) {
   return std::make_unique<LlamaFamily>();
 }
 
-std::vector<UnitLayout> unit_layouts(const ModelConfig& config, TpSlice tp) {
-  return unit_layouts(*make_family(config.family), config, tp);
+std::vector<UnitLayout> unit_layouts(const ModelConfig& config, TpSlice tp,
+                                     int64_t vocab_row_multiple) {
+  return unit_layouts(*make_family(config.family), config, tp, vocab_row_multiple);
 }
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, Backend& backend, Allocator& allocator,

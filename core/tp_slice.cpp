@@ -26,10 +26,9 @@ ParamInfo tp_split(ParamInfo p, TpSplit split, TpSlice slice, int sections) {
   return p;
 }
 
-ParamInfo vocab_split(ParamInfo p, TpSlice slice) {
+ParamInfo vocab_split(ParamInfo p, TpSlice slice, int64_t row_multiple) {
   p = tp_split(std::move(p), TpSplit::rows, slice);
-  const int64_t multiple = slice.vocab_row_multiple;
-  p.shape[0] = (p.shape[0] + multiple - 1) / multiple * multiple;
+  p.shape[0] = (p.shape[0] + row_multiple - 1) / row_multiple * row_multiple;
   return p;
 }
 

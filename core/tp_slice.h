@@ -15,9 +15,6 @@ namespace llmft {
 struct TpSlice {
   int rank = 0;
   int size = 1;
-  // Layouts only: a rank's vocabulary rows (token embedding, LM head) are padded to a
-  // multiple of this (1: none, the whole model's Hugging Face shapes).
-  int64_t vocab_row_multiple = 1;
 };
 
 // `count` consecutive elements at `local` in the slice are at `full` in the whole tensor.
@@ -36,8 +33,9 @@ int64_t tp_rows(int64_t full, int size);
 ParamInfo tp_split(ParamInfo p, TpSplit split, TpSlice slice, int sections = 1);
 
 // A vocabulary-parallel parameter (V, C): split by rows, the slice's rows padded to a
-// multiple of slice.vocab_row_multiple. Padding rows belong to no run and stay zero.
-ParamInfo vocab_split(ParamInfo p, TpSlice slice);
+// multiple of row_multiple (1: none, the whole model's Hugging Face shapes). Padding rows
+// belong to no run and stay zero.
+ParamInfo vocab_split(ParamInfo p, TpSlice slice, int64_t row_multiple);
 
 // Whether this rank counts p in sums over the whole model (the gradient norm): split
 // parameters on every rank, replicated ones on rank 0 only.

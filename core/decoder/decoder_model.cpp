@@ -47,9 +47,7 @@ DecoderModel::DecoderModel(const ModelConfig& config, std::unique_ptr<Family> fa
   LLMFT_REQUIRE(config_.n_kv_head % tp_.size == 0 && config_.intermediate % tp_.size == 0 &&
                     (tp_.size == 1 || tp_group_),
                 "internal: tensor-parallel size " << tp_.size << " does not fit the model");
-  TpSlice storage = tp_;
-  storage.vocab_row_multiple = kVocabRowMultiple;
-  units_ = unit_layouts(*family_, config_, storage);
+  units_ = unit_layouts(*family_, config_, tp_, kVocabRowMultiple);
   vocab_rows_ = units_[0].params[0].shape[0];
   vocab_start_ = tp_.rank * vocab_rows_;
   loss_sum_ = alloc_.allocate(sizeof(float), MemoryCategory::other, "loss accumulator");

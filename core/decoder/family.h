@@ -22,9 +22,13 @@ class Family {
  public:
   virtual ~Family() = default;
   virtual NormKind norm_kind() const = 0;
-  virtual UnitLayout embedding_layout(const ModelConfig& config, TpSlice tp) const = 0;
+  // Vocabulary-parallel parameters' rows are padded to a multiple of vocab_row_multiple
+  // (vocab_split).
+  virtual UnitLayout embedding_layout(const ModelConfig& config, TpSlice tp,
+                                      int64_t vocab_row_multiple) const = 0;
   virtual UnitLayout block_layout(const ModelConfig& config, int layer, TpSlice tp) const = 0;
-  virtual UnitLayout head_layout(const ModelConfig& config, TpSlice tp) const = 0;
+  virtual UnitLayout head_layout(const ModelConfig& config, TpSlice tp,
+                                 int64_t vocab_row_multiple) const = 0;
   // x(N, C) is the block input; fills `saved` (saved.out is the block output).
   virtual void block_forward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,
                              Tensor x, BlockSaved& saved) const = 0;
@@ -36,6 +40,7 @@ class Family {
 };
 
 // The family's units for a config: embedding, blocks, head.
-std::vector<UnitLayout> unit_layouts(const Family& family, const ModelConfig& config, TpSlice tp);
+std::vector<UnitLayout> unit_layouts(const Family& family, const ModelConfig& config, TpSlice tp,
+                                     int64_t vocab_row_multiple);
 
 }  // namespace llmft

@@ -52,19 +52,20 @@ AttentionWeights attention_weights(const Weights& w) {
 
 }  // namespace
 
-UnitLayout Gpt2Family::embedding_layout(const ModelConfig& c, TpSlice tp) const {
+UnitLayout Gpt2Family::embedding_layout(const ModelConfig& c, TpSlice tp,
+                                        int64_t vocab_row_multiple) const {
   UnitLayout u;
   u.name = "embedding";
   ParamInfo wte = param("transformer.wte.weight", {c.vocab_size, c.hidden}, true, kInitStd);
   wte.hf_transposed = false;
-  u.add(vocab_split(wte, tp));
+  u.add(vocab_split(wte, tp, vocab_row_multiple));
   ParamInfo wpe = param("transformer.wpe.weight", {c.max_seq_len, c.hidden}, true, 0.01f);
   wpe.hf_transposed = false;
   u.add(wpe);
   return u;
 }
 
-UnitLayout Gpt2Family::head_layout(const ModelConfig& c, TpSlice) const {
+UnitLayout Gpt2Family::head_layout(const ModelConfig& c, TpSlice, int64_t) const {
   UnitLayout u;
   u.name = "head";
   u.add(param("transformer.ln_f.weight", {c.hidden}, false, 0.0f, 1.0f));

@@ -62,19 +62,22 @@ AttentionWeights attention_weights(const Weights& w) {
 
 }  // namespace
 
-UnitLayout LlamaFamily::embedding_layout(const ModelConfig& c, TpSlice tp) const {
+UnitLayout LlamaFamily::embedding_layout(const ModelConfig& c, TpSlice tp,
+                                         int64_t vocab_row_multiple) const {
   UnitLayout u;
   u.name = "embedding";
-  u.add(vocab_split(matrix("model.embed_tokens.weight", {c.vocab_size, c.hidden}), tp));
+  u.add(vocab_split(matrix("model.embed_tokens.weight", {c.vocab_size, c.hidden}), tp,
+                    vocab_row_multiple));
   return u;
 }
 
-UnitLayout LlamaFamily::head_layout(const ModelConfig& c, TpSlice tp) const {
+UnitLayout LlamaFamily::head_layout(const ModelConfig& c, TpSlice tp,
+                                    int64_t vocab_row_multiple) const {
   UnitLayout u;
   u.name = "head";
   u.add(norm_weight("model.norm.weight", c.hidden));
   if (!c.tie_embeddings) {
-    u.add(vocab_split(matrix("lm_head.weight", {c.vocab_size, c.hidden}), tp));
+    u.add(vocab_split(matrix("lm_head.weight", {c.vocab_size, c.hidden}), tp, vocab_row_multiple));
   }
   return u;
 }

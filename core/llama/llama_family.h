@@ -24,9 +24,11 @@ namespace llmft {
 class LlamaFamily : public Family {
  public:
   NormKind norm_kind() const override { return NormKind::rmsnorm; }
-  UnitLayout embedding_layout(const ModelConfig& config, TpSlice tp) const override;
+  UnitLayout embedding_layout(const ModelConfig& config, TpSlice tp,
+                              int64_t vocab_row_multiple) const override;
   UnitLayout block_layout(const ModelConfig& config, int layer, TpSlice tp) const override;
-  UnitLayout head_layout(const ModelConfig& config, TpSlice tp) const override;
+  UnitLayout head_layout(const ModelConfig& config, TpSlice tp,
+                         int64_t vocab_row_multiple) const override;
   void block_forward(const BlockContext& ctx, const UnitLayout& layout, Tensor params, Tensor x,
                      BlockSaved& saved) const override;
   void block_backward(const BlockContext& ctx, const UnitLayout& layout, Tensor params,

@@ -26,8 +26,8 @@ TEST_CASE("a rank's vocabulary rows are its share padded to the row multiple") {
     CAPTURE(k.ranks);
     int64_t real = 0;
     for (int rank = 0; rank < k.ranks; ++rank) {
-      const TpSlice slice{rank, k.ranks, kMultiple};
-      const ParamInfo p = unit_layouts(gpt2, slice)[0].params[0];
+      const TpSlice slice{rank, k.ranks};
+      const ParamInfo p = unit_layouts(gpt2, slice, kMultiple)[0].params[0];
       CHECK(p.shape == Shape{k.rows, 768});
       CHECK(p.full_shape == Shape{50257, 768});
       for (const TpRun& run : tp_runs(p, slice)) {
