@@ -150,11 +150,11 @@ void DecoderModel::forward_unit(int unit, const UnitTensors& units) {
   const int layer = unit - 1;
   family_->block_forward(context(layer), units_[unit], units.params[unit], block_input(layer),
                          blocks_[layer]);
-  if (logit_rows_ != LogitRows::none || checkpointed(layer)) blocks_[layer].internals.reset();
+  if (logits_only() || checkpointed(layer)) blocks_[layer].internals.reset();
 }
 
 void DecoderModel::backward_unit(int unit, const UnitTensors& units, bool keep_activations) {
-  LLMFT_REQUIRE(logit_rows_ == LogitRows::none, "internal: backward after a logits-only forward");
+  LLMFT_REQUIRE(!logits_only(), "internal: backward after a logits-only forward");
   if (unit == 0) return embedding_backward(units, keep_activations);
   if (unit == head_unit()) return head_backward(units, keep_activations);
   const int layer = unit - 1;
@@ -210,7 +210,7 @@ void DecoderModel::head_forward(const UnitTensors& units) {
   Tensor normed = norm_forward(context(), family_->norm_kind(), head.slice(hp, 0),
                                layernorm ? head.slice(hp, 1) : Tensor(),
                                block_input(config_.n_layer), final_norm_, "final norm");
-  const int64_t head_rows = logit_rows_ == LogitRows::none ? N : kept_logit_rows();
+  const int64_t head_rows = lm_head_rows();
   logits_ = alloc_.allocate(static_cast<size_t>(head_rows * V) * dtype_size(activations_),
                             MemoryCategory::activations, "logits");
   Tensor logits = logits_.as(activations_, {head_rows, V});
@@ -221,7 +221,7 @@ void DecoderModel::head_forward(const UnitTensors& units) {
     if (head_rows < N) head_input = last_positions(ctx, last_buf, head_input);
     be_.linear_forward(logits, head_input, head_weight(units, false), Tensor());
   }
-  if (logit_rows_ != LogitRows::none) return;
+  if (logits_only()) return;
   Buffer stats_buf;
   Tensor stats =
       ctx.take_f32(stats_buf, {3, N}, MemoryCategory::workspace, "cross-entropy statistics");
@@ -234,7 +234,7 @@ void DecoderModel::head_forward(const UnitTensors& units) {
                            valid_vocab_rows(), loss_scale_);
 }
 
-int64_t DecoderModel::kept_logit_rows() const {
+int64_t DecoderModel::lm_head_rows() const {
   return logit_rows_ == LogitRows::last ? shape_.batch : shape_.rows();
 }
 
@@ -297,9 +297,9 @@ void DecoderModel::reset_loss() {
 }
 
 std::vector<float> DecoderModel::logits() {
-  LLMFT_REQUIRE(logit_rows_ != LogitRows::none && !logits_.empty(), "internal: no logits kept");
+  LLMFT_REQUIRE(logits_only() && !logits_.empty(), "internal: no logits kept");
   LLMFT_REQUIRE(tp_.size == 1, "logits are read on one rank; generate with tensor-parallel size 1");
-  const int64_t rows = kept_logit_rows(), stored = rows * vocab_rows_, V = config_.vocab_size;
+  const int64_t rows = lm_head_rows(), stored = rows * vocab_rows_, V = config_.vocab_size;
   std::vector<uint8_t> bytes(static_cast<size_t>(stored) * dtype_size(activations_));
   be_.copy_to_host(bytes.data(), logits_.as(activations_, {stored}));
   // Each row holds the vocabulary, then its padding.

@@ -76,8 +76,10 @@ class DecoderModel : public Model {
   void embedding_forward(const UnitTensors& units);
   void embedding_backward(const UnitTensors& units, bool keep_activations);
   void head_forward(const UnitTensors& units);
-  // Rows of the logits a logits-only forward keeps (LogitRows every or last).
-  int64_t kept_logit_rows() const;
+  // Whether this micro-batch's forward keeps logits instead of computing the loss.
+  bool logits_only() const { return logit_rows_ != LogitRows::none; }
+  // Rows the LM head computes: each sequence's last with LogitRows::last, else every row.
+  int64_t lm_head_rows() const;
   // The last position's row of each sequence of `rows` (batch x seq rows), into a
   // workspace in `buffer`.
   Tensor last_positions(const BlockContext& ctx, Buffer& buffer, Tensor rows) const;

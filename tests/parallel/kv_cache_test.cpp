@@ -7,11 +7,8 @@
 #include <cmath>
 #include <random>
 
-#include "core/cpu/cpu_backend.h"
-#include "core/model_factory.h"
-#include "parallel/engine.h"
-
 #include "tests/support/test_models.h"
+#include "tests/support/test_trainer.h"
 
 using namespace llmft;
 using testing::family_config;
@@ -23,13 +20,12 @@ TEST_CASE("KV-cache decoding matches a full forward at every position") {
       CAPTURE(std::string(family_name(family)));
       CAPTURE(std::string(dtype_name(dtype)));
       const ModelConfig c = family_config(family, {41, 24, 24, 2, 4, 0, 40});
-      CpuBackend be;
-      Allocator alloc(be.memory(), 0);
-      auto model = make_model(c, be, alloc);
       EngineOptions o;
       o.dtype = dtype;
       o.trainable = false;
-      Engine engine(*model, be, alloc, o);
+      testing::TestTrainer t(c, o);
+      Engine& engine = *t.engine;
+      Model* model = t.model.get();
       std::mt19937_64 rng(4);
       const int B = 2, prompt = 5, total = 11;
       const std::vector<int32_t> tokens = random_tokens(B * total, c.vocab_size, rng);
@@ -75,12 +71,10 @@ TEST_CASE("the last positions' logits are the last rows of every position's") {
   for (ModelFamily family : {ModelFamily::gpt2, ModelFamily::llama}) {
     CAPTURE(std::string(family_name(family)));
     const ModelConfig c = family_config(family, {41, 24, 24, 2, 4, 0, 40});
-    CpuBackend be;
-    Allocator alloc(be.memory(), 0);
-    auto model = make_model(c, be, alloc);
     EngineOptions o;
     o.trainable = false;
-    Engine engine(*model, be, alloc, o);
+    testing::TestTrainer t(c, o);
+    Engine& engine = *t.engine;
     std::mt19937_64 rng(5);
     const int B = 2, T = 7, V = c.vocab_size;
     const std::vector<int32_t> tokens = random_tokens(B * T, c.vocab_size, rng);
