@@ -212,6 +212,9 @@ int run_generate(const Args& args, MpiRuntime& mpi) {
     const std::string rest = decoder.finish();
     text += rest;
     std::printf("%s\n", rest.c_str());
+    // The text first, also where stdout is a file and both streams share it (a batch job's
+    // log): stdout is buffered there, stderr is not.
+    std::fflush(stdout);
     if (end == GenerationEnd::context) {
       std::fprintf(stderr, "generate: stopped at the model's context of %lld tokens\n",
                    static_cast<long long>(config.max_seq_len));

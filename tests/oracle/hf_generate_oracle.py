@@ -74,12 +74,18 @@ def main():
         model.eval()
         directory = os.path.join(work, name)
         model.save_pretrained(directory, safe_serialization=True)
-        run = subprocess.run([binary, "generate", "--checkpoint", directory, "--prompt",
-                              PROMPT.decode(), "--max-new-tokens", str(NEW_TOKENS),
-                              "--temperature", "0", "--threads", "1"],
-                             capture_output=True, check=False)
+        command = [binary, "generate", "--checkpoint", directory, "--prompt", PROMPT.decode(),
+                   "--max-new-tokens", str(NEW_TOKENS), "--temperature", "0", "--threads", "1"]
+        run = subprocess.run(command, capture_output=True, check=False)
+        # Both streams into one pipe, as a batch job's log: the text comes whole before
+        # what generate says on stderr (stdout is buffered in a pipe, stderr is not).
+        shared = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                check=False)
         expected, margin = greedy(model)
-        ok = run.returncode == 0 and run.stdout == expected
+        ok = (run.returncode == 0 and run.stdout == expected
+              and shared.stdout == expected + run.stderr)
+        if shared.stdout != expected + run.stderr:
+            print(f"  one log for both streams: {shared.stdout!r}")
         print(f"{name}: {'ok' if ok else 'MISMATCH'}\n  transformers: {expected!r}\n"
               f"  llmft:        {run.stdout!r}{run.stderr.decode()}\n"
               f"  smallest lead of a greedy choice: {margin:.3g}")
