@@ -13,6 +13,7 @@
 #include "core/cpu/cpu_event.h"
 #include "core/cpu/cpu_kernels.h"
 #include "core/cpu/dtype_kernels.h"
+#include "core/cpu/host_blocks.h"
 #include "core/error.h"
 
 namespace llmft {
@@ -51,7 +52,7 @@ void* CpuMemory::allocate(size_t bytes) {
     it->second.pop_back();
     return ptr;
   }
-  void* ptr = std::aligned_alloc(64, bytes);
+  void* ptr = cpu::allocate_host_block(bytes);
   if (ptr == nullptr) {
     LLMFT_FAIL("cpu: the host could not provide "
                << format_bytes(bytes) << "; lower --micro-batch or use a smaller model");
