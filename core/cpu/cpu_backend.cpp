@@ -70,7 +70,7 @@ CpuBackend::CpuBackend() {
 
 std::string CpuBackend::describe() const {
   return "cpu, " + std::to_string(omp_get_max_threads()) + " threads per rank; BLAS " +
-         cpu::blas_description();
+         cpu::blas_description() + "; " + cpu::host_pages_description();
 }
 
 std::unique_ptr<Event> CpuBackend::create_event() {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace llmft::cpu {
 
@@ -18,5 +19,14 @@ constexpr size_t kHugePageThreshold = size_t{4} << 20;
 // A block of `bytes`, 64-byte aligned (2 MiB from kHugePageThreshold up), or nullptr when
 // the host cannot provide it. Release it with std::free.
 void* allocate_host_block(size_t bytes);
+
+// The mode the kernel's transparent huge pages are in, from the text of
+// /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise] never" -> "madvise"), or
+// "" for a text without a bracketed mode.
+std::string huge_page_mode_of(const std::string& enabled_text);
+
+// What the training log says of this host's pages: "huge pages for large tensors" where
+// the advice takes effect (modes "always" and "madvise"), otherwise why not.
+std::string host_pages_description();
 
 }  // namespace llmft::cpu

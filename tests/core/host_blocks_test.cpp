@@ -92,3 +92,17 @@ TEST_CASE("large host blocks advise exactly their whole 2 MiB pages as huge page
     std::free(block);
   }
 }
+
+TEST_CASE("the training log's note on host pages follows the kernel's huge-page mode") {
+  CHECK(cpu::huge_page_mode_of("always [madvise] never\n") == "madvise");
+  CHECK(cpu::huge_page_mode_of("[always] madvise never") == "always");
+  CHECK(cpu::huge_page_mode_of("always madvise [never]") == "never");
+  CHECK(cpu::huge_page_mode_of("garbled") == "");
+  std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string text;
+  std::getline(enabled, text);
+  const std::string mode = cpu::huge_page_mode_of(text);
+  const bool advice_works = mode == "always" || mode == "madvise";
+  CAPTURE(text);
+  CHECK((cpu::host_pages_description() == "huge pages for large tensors") == advice_works);
+}
