@@ -25,7 +25,7 @@ std::string huge_page_mode_of(const std::string& enabled_text) {
 }
 
 std::string host_pages_description() {
-  std::ifstream file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::ifstream file(kHugePageModeFile);
   if (!file) return "4 KiB pages (this kernel has no transparent huge pages)";
   std::stringstream text;
   text << file.rdbuf();

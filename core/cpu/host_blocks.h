@@ -15,13 +15,15 @@ namespace llmft::cpu {
 
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kHugePageThreshold = size_t{4} << 20;
+// Where the kernel says its transparent huge pages' mode; absent without them.
+constexpr const char* kHugePageModeFile = "/sys/kernel/mm/transparent_hugepage/enabled";
 
 // A block of `bytes`, 64-byte aligned (2 MiB from kHugePageThreshold up), or nullptr when
 // the host cannot provide it. Release it with std::free.
 void* allocate_host_block(size_t bytes);
 
 // The mode the kernel's transparent huge pages are in, from the text of
-// /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise] never" -> "madvise"), or
+// kHugePageModeFile ("always [madvise] never" -> "madvise"), or
 // "" for a text without a bracketed mode.
 std::string huge_page_mode_of(const std::string& enabled_text);
 

@@ -49,7 +49,7 @@ std::optional<Mapping> mapping_at(uintptr_t address) {
 }
 
 bool kernel_has_transparent_huge_pages() {
-  return std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled");
+  return std::filesystem::exists(cpu::kHugePageModeFile);
 }
 
 }  // namespace
@@ -98,7 +98,7 @@ TEST_CASE("the training log's note on host pages follows the kernel's huge-page 
   CHECK(cpu::huge_page_mode_of("[always] madvise never") == "always");
   CHECK(cpu::huge_page_mode_of("always madvise [never]") == "never");
   CHECK(cpu::huge_page_mode_of("garbled") == "");
-  std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::ifstream enabled(cpu::kHugePageModeFile);
   std::string text;
   std::getline(enabled, text);
   const std::string mode = cpu::huge_page_mode_of(text);
