@@ -1,10 +1,11 @@
 // Memory-light causal self-attention on CPU, blocked like flash attention (docs/
 // ARCHITECTURE.md, "CPU attention"). Queries and keys are cut into tiles (the forward's
-// keys into blocks of 1024, which measured faster than 128); every tile product is one
-// OpenBLAS sgemm on rows read in place from the packed qkv (its row stride is the leading
-// dimension), with the query rows of all heads that share a key/value head stacked into
-// one tall tile so that GQA reads each key/value tile once. Forward keeps an online
-// softmax per query row and only the row's log-sum-exp; backward recomputes the
+// keys into blocks of 1024, which measured faster than 128); every tile product is a
+// register-blocked product of our own (core/cpu/tile_products.h) over operands in cache:
+// the key and value tiles copied out of the packed qkv (transposed where they are the
+// right-hand side of q k^T or dout v^T), with the query rows of all heads that share a
+// key/value head stacked into one tall tile so that GQA reads each key/value tile once. Forward
+// keeps an online softmax per query row and only the row's log-sum-exp; backward recomputes the
 // probabilities from q, k and the log-sum-exp, so no (B, H, T, T) tensor exists. A query
 // sees the keys from the start of its sample (its row minus its position: positions restart
 // at every sample packed into a window) up to its own row; key tiles wholly outside what a
@@ -15,9 +16,7 @@
 // tile); backward tasks are (batch, key/value head), or, when there are fewer of those than
 // threads, a pass of (batch, key/value head, key tile) tasks for dK and dV and a pass of
 // (batch, key/value head, query tile) tasks for dQ, which recompute 2 of the 5 tile
-// products; both add in the same order (no atomics, no per-thread partial sums). OpenBLAS
-// runs single-threaded inside the parallel region.
-#include <cblas.h>
+// products; both add in the same order (no atomics, no per-thread partial sums).
 #include <omp.h>
 
 #include <algorithm>
@@ -27,6 +26,7 @@
 #include <vector>
 
 #include "core/cpu/cpu_kernels.h"
+#include "core/cpu/tile_products.h"
 #include "core/cpu/vector_math.h"
 
 namespace llmft::cpu {
@@ -91,6 +91,7 @@ F* head_row(F* x, int64_t b, int64_t t, int64_t h, int64_t T, int64_t H, int64_t
 // A thread's scratch, kept across calls (sized by the largest tile seen).
 struct Scratch {
   std::vector<float> q, dout, acc, scores, probs, stat_a, stat_b, key_grads;
+  std::vector<float> key_panels, value_panels, keys, values;
   float* get(std::vector<float>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
     return v.data();
@@ -107,11 +108,26 @@ void stack_rows(float* out, const QueryTile& tile, int64_t D, Row row) {
   }
 }
 
+// x(rows x cols, rows ld apart) copied into `buffer` with its rows adjacent.
+const float* adjacent_rows(std::vector<float>& buffer, const float* x, int64_t rows, int64_t cols,
+                           int64_t ld) {
+  float* out = scratch.get(buffer, rows * cols);
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(out + r * cols, x + r * ld, sizeof(float) * cols);
+  return out;
+}
+
+// c(rows x n) = scale * a(rows x D) x(n x D)^T, x's rows `ldx` apart, through `panels`.
+void product_with_transpose(float* c, const float* a, const float* x, int64_t rows, int64_t n,
+                            int64_t D, int64_t ldx, float scale, std::vector<float>& panels) {
+  float* transposed = scratch.get(panels, n * D);
+  transpose_panels(transposed, x, n, D, ldx);
+  transposed_product(c, n, a, D, 1, transposed, rows, n, D, scale, false);
+}
+
 // scores(rows x n) = scale * q(rows x D) k(n x D)^T, k's rows `ldk` apart.
 void scaled_scores(float* scores, const float* q, const float* k, int64_t rows, int64_t n,
                    int64_t D, int64_t ldk, float scale) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, scale, q, D, k, ldk, 0.0f,
-              scores, n);
+  product_with_transpose(scores, q, k, rows, n, D, ldk, scale, scratch.key_panels);
 }
 
 // Scores into probabilities in place, exp(score - lse) for the tile's rows (0 where masked),
@@ -185,8 +201,8 @@ void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
       float* a = acc + r * D;
       for (int64_t i = 0; i < D; ++i) a[i] *= correction;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, n, 1.0f, scores, n,
-                L.v(qkv, b, k0, g), L.width, 1.0f, acc, D);
+    const float* v = adjacent_rows(scratch.values, L.v(qkv, b, k0, g), n, D, L.width);
+    tile_product({acc, D, scores, n, 1, v, D, rows, D, n, 1.0f, true});
   }
   const int64_t H = L.H;
   for (int64_t r = 0; r < rows; ++r) {
@@ -278,21 +294,16 @@ void pair_gradients(const BackwardTask& task, const QueryTile& tile, int64_t k0,
   const float* k = L.k(task.qkv, task.b, k0, task.g);
   scaled_scores(probs, q, k, rows, n, D, L.width, task.scale);
   probabilities(probs, row_lse, tile, k0, n);
-  if (dv != nullptr) {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, D, rows, 1.0f, probs, n, d, D, 1.0f, dv,
-                D);
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, 1.0f, d, D,
-              L.v(task.qkv, task.b, k0, task.g), L.width, 0.0f, dprobs, n);
+  // dv += probs^T dout and dk += dscores^T q: probs and dscores read transposed.
+  if (dv != nullptr) tile_product({dv, D, probs, 1, n, d, D, n, D, rows, 1.0f, true});
+  product_with_transpose(dprobs, d, L.v(task.qkv, task.b, k0, task.g), rows, n, D, L.width, 1.0f,
+                         scratch.value_panels);
   score_gradients(dprobs, probs, delta, rows, n, task.scale);
-  if (dk != nullptr) {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, D, rows, 1.0f, dprobs, n, q, D, 1.0f,
-                dk, D);
-  }
+  if (dk != nullptr) tile_product({dk, D, dprobs, 1, n, q, D, n, D, rows, 1.0f, true});
   if (!with_dq) return;
   float* dq = scratch.get(scratch.acc, rows * D);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, n, 1.0f, dprobs, n, k, L.width,
-              0.0f, dq, D);
+  const float* keys = adjacent_rows(scratch.keys, k, n, D, L.width);
+  tile_product({dq, D, dprobs, n, 1, keys, D, rows, D, n, 1.0f, false});
   for (int64_t r = 0; r < rows; ++r) {
     float* row = task.dq_row(tile.query(r), tile.head(r));
     for (int64_t i = 0; i < D; ++i) row[i] += dq[r * D + i];

@@ -1,0 +1,201 @@
+// Register-blocked tile products (tile_products.h): tiles of kTileRows rows of c by
+// LLMFT_TILE_VECTORS vectors of 16 floats, each row's A value broadcast against B's row
+// vectors; B's rows are walked in depth blocks that stay in L1 while every row tile of a
+// column block passes over them.
+#include "core/cpu/tile_products.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace llmft::cpu {
+
+namespace {
+
+typedef float Vec __attribute__((vector_size(64)));
+constexpr int kLanes = 16;
+constexpr int kTileRows = 6;
+// 4 on targets with 32 vector registers (24 sums, 4 B vectors and a broadcast), 1 on
+// targets with 16 (CMakeLists.txt decides).
+constexpr int kTileVectors = LLMFT_TILE_VECTORS;
+// A column block's rows of B over one depth block fill 32 KiB, which stays in L1.
+constexpr int64_t kDepthBlock = 8192 / (kTileVectors * kLanes);
+
+inline Vec load(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline void store(float* p, Vec v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+
+// Rows i0 .. i0 + MR - 1, columns j0 .. j0 + 16 NV - 1 of c over depth k0 .. k1 - 1.
+template <int MR, int NV>
+void register_tile(const TileProduct& p, int64_t i0, int64_t j0, int64_t k0, int64_t k1,
+                   bool accumulate) {
+  Vec sums[MR][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) sums[i][v] = Vec{};
+  }
+  const float* a = p.a + i0 * p.a_row;
+  for (int64_t k = k0; k < k1; ++k) {
+    const float* b_row = p.b + k * p.ldb + j0;
+    Vec b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b[v] = load(b_row + v * kLanes);
+    const float* a_k = a + k * p.a_col;
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const float a_ik = a_k[i * p.a_row];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) sums[i][v] += a_ik * b[v];
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    float* c_row = p.c + (i0 + i) * p.ldc + j0;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      Vec result = p.alpha * sums[i][v];
+      if (accumulate) result += load(c_row + v * kLanes);
+      store(c_row + v * kLanes, result);
+    }
+  }
+}
+
+// Every row of c for one column block of NV vectors from column j0.
+template <int NV>
+void column_block(const TileProduct& p, int64_t j0, int64_t k0, int64_t k1, bool accumulate) {
+  int64_t i = 0;
+  for (; i + kTileRows <= p.m; i += kTileRows) {
+    register_tile<kTileRows, NV>(p, i, j0, k0, k1, accumulate);
+  }
+  switch (p.m - i) {
+    case 5:
+      register_tile<5, NV>(p, i, j0, k0, k1, accumulate);
+      break;
+    case 4:
+      register_tile<4, NV>(p, i, j0, k0, k1, accumulate);
+      break;
+    case 3:
+      register_tile<3, NV>(p, i, j0, k0, k1, accumulate);
+      break;
+    case 2:
+      register_tile<2, NV>(p, i, j0, k0, k1, accumulate);
+      break;
+    case 1:
+      register_tile<1, NV>(p, i, j0, k0, k1, accumulate);
+      break;
+    default:
+      break;
+  }
+}
+
+// The columns from j0 to the end, fewer than one vector, element by element.
+void narrow_columns(const TileProduct& p, int64_t j0, int64_t k0, int64_t k1, bool accumulate) {
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = j0; j < p.width; ++j) {
+      float sum = 0.0f;
+      for (int64_t k = k0; k < k1; ++k) sum += p.a[i * p.a_row + k * p.a_col] * p.b[k * p.ldb + j];
+      float& out = p.c[i * p.ldc + j];
+      out = accumulate ? out + p.alpha * sum : p.alpha * sum;
+    }
+  }
+}
+
+typedef int32_t Lanes __attribute__((vector_size(64)));
+
+// The lane choices of a transpose round that swaps blocks of S (lane 16 + l is lane l of
+// the second row): the upper row keeps its lanes outside the blocks and takes the lower
+// row's, the lower row the other way round.
+template <int S, int... L>
+constexpr Lanes upper_lanes(std::integer_sequence<int, L...>) {
+  return Lanes{((L & S) ? kLanes + L - S : L)...};
+}
+template <int S, int... L>
+constexpr Lanes lower_lanes(std::integer_sequence<int, L...>) {
+  return Lanes{((L & S) ? kLanes + L : L + S)...};
+}
+
+template <int S>
+inline void transpose_round(Vec* rows) {
+  constexpr Lanes upper = upper_lanes<S>(std::make_integer_sequence<int, kLanes>{});
+  constexpr Lanes lower = lower_lanes<S>(std::make_integer_sequence<int, kLanes>{});
+#pragma GCC unroll 16
+  for (int r = 0; r < kLanes; ++r) {
+    if (r & S) continue;
+    const Vec a = rows[r], b = rows[r + S];
+    rows[r] = __builtin_shuffle(a, b, upper);
+    rows[r + S] = __builtin_shuffle(a, b, lower);
+  }
+}
+
+// out (16 x 16, rows ldo apart) = x (16 x 16, rows ldx apart) transposed, in registers:
+// four rounds that swap the off-diagonal blocks of 8, 4, 2 and 1 rows and columns.
+inline void transpose_square(float* out, int64_t ldo, const float* x, int64_t ldx) {
+  Vec rows[kLanes];
+#pragma GCC unroll 16
+  for (int r = 0; r < kLanes; ++r) rows[r] = load(x + r * ldx);
+  transpose_round<8>(rows);
+  transpose_round<4>(rows);
+  transpose_round<2>(rows);
+  transpose_round<1>(rows);
+#pragma GCC unroll 16
+  for (int r = 0; r < kLanes; ++r) store(out + r * ldo, rows[r]);
+}
+
+}  // namespace
+
+void tile_product(const TileProduct& p) {
+  for (int64_t k0 = 0; k0 < p.depth || k0 == 0; k0 += kDepthBlock) {
+    const int64_t k1 = std::min(p.depth, k0 + kDepthBlock);
+    const bool accumulate = p.accumulate || k0 > 0;
+    int64_t j = 0;
+    for (; j + kTileVectors * kLanes <= p.width; j += kTileVectors * kLanes) {
+      column_block<kTileVectors>(p, j, k0, k1, accumulate);
+    }
+    for (; j + kLanes <= p.width; j += kLanes) column_block<1>(p, j, k0, k1, accumulate);
+    narrow_columns(p, j, k0, k1, accumulate);
+  }
+}
+
+int64_t tile_panel_width() {
+  return kTileVectors * kLanes;
+}
+
+void transpose_panels(float* out, const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  const int64_t panel = tile_panel_width();
+  for (int64_t j0 = 0; j0 < rows; j0 += panel) {
+    const int64_t width = std::min(panel, rows - j0);
+    float* block = out + j0 * cols;
+    int64_t j = 0, d = 0;
+    for (; j + kLanes <= width; j += kLanes) {
+      for (d = 0; d + kLanes <= cols; d += kLanes) {
+        transpose_square(block + d * width + j, width, x + (j0 + j) * ld + d, ld);
+      }
+    }
+    // What the 16 x 16 squares left: the panel's last columns, and the rows past the last
+    // whole square in every column.
+    for (int64_t jj = 0; jj < width; ++jj) {
+      const float* row = x + (j0 + jj) * ld;
+      for (int64_t dd = jj < j ? d : 0; dd < cols; ++dd) block[dd * width + jj] = row[dd];
+    }
+  }
+}
+
+void transposed_product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col,
+                        const float* panels, int64_t m, int64_t rows, int64_t depth, float alpha,
+                        bool accumulate) {
+  const int64_t panel = tile_panel_width();
+  for (int64_t j0 = 0; j0 < rows; j0 += panel) {
+    const int64_t width = std::min(panel, rows - j0);
+    tile_product({c + j0, ldc, a, a_row, a_col, panels + j0 * depth, width, m, width, depth, alpha,
+                  accumulate});
+  }
+}
+
+}  // namespace llmft::cpu
