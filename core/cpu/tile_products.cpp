@@ -21,14 +21,13 @@ constexpr int kTileVectors = LLMFT_TILE_VECTORS;
 // A column block's rows of B over one depth block fill 32 KiB, which stays in L1.
 constexpr int64_t kDepthBlock = 8192 / (kTileVectors * kLanes);
 
-inline Vec load(const float* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
+// The same vector at any float's address (the tiles' rows start anywhere).
+typedef float UnalignedVec __attribute__((vector_size(64), aligned(4), may_alias));
+inline const UnalignedVec& vector_at(const float* p) {
+  return *reinterpret_cast<const UnalignedVec*>(p);
 }
-
-inline void store(float* p, Vec v) {
-  std::memcpy(p, &v, sizeof(v));
+inline UnalignedVec& vector_at(float* p) {
+  return *reinterpret_cast<UnalignedVec*>(p);
 }
 
 // Rows i0 .. i0 + MR - 1, columns j0 .. j0 + 16 NV - 1 of c over depth k0 .. k1 - 1.
@@ -46,7 +45,7 @@ void register_tile(const TileProduct& p, int64_t i0, int64_t j0, int64_t k0, int
     const float* b_row = p.b + k * p.ldb + j0;
     Vec b[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b[v] = load(b_row + v * kLanes);
+    for (int v = 0; v < NV; ++v) b[v] = vector_at(b_row + v * kLanes);
     const float* a_k = a + k * p.a_col;
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
@@ -61,8 +60,8 @@ void register_tile(const TileProduct& p, int64_t i0, int64_t j0, int64_t k0, int
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       Vec result = p.alpha * sums[i][v];
-      if (accumulate) result += load(c_row + v * kLanes);
-      store(c_row + v * kLanes, result);
+      if (accumulate) result += vector_at(c_row + v * kLanes);
+      vector_at(c_row + v * kLanes) = result;
     }
   }
 }
@@ -112,25 +111,23 @@ typedef int32_t Lanes __attribute__((vector_size(64)));
 // The lane choices of a transpose round that swaps blocks of S (lane 16 + l is lane l of
 // the second row): the upper row keeps its lanes outside the blocks and takes the lower
 // row's, the lower row the other way round.
+template <int S, typename Lane>
+struct RoundLanes;
 template <int S, int... L>
-constexpr Lanes upper_lanes(std::integer_sequence<int, L...>) {
-  return Lanes{((L & S) ? kLanes + L - S : L)...};
-}
-template <int S, int... L>
-constexpr Lanes lower_lanes(std::integer_sequence<int, L...>) {
-  return Lanes{((L & S) ? kLanes + L : L + S)...};
-}
+struct RoundLanes<S, std::integer_sequence<int, L...>> {
+  static constexpr Lanes upper{((L & S) ? kLanes + L - S : L)...};
+  static constexpr Lanes lower{((L & S) ? kLanes + L : L + S)...};
+};
 
 template <int S>
 inline void transpose_round(Vec* rows) {
-  constexpr Lanes upper = upper_lanes<S>(std::make_integer_sequence<int, kLanes>{});
-  constexpr Lanes lower = lower_lanes<S>(std::make_integer_sequence<int, kLanes>{});
+  using Round = RoundLanes<S, std::make_integer_sequence<int, kLanes>>;
 #pragma GCC unroll 16
   for (int r = 0; r < kLanes; ++r) {
     if (r & S) continue;
     const Vec a = rows[r], b = rows[r + S];
-    rows[r] = __builtin_shuffle(a, b, upper);
-    rows[r + S] = __builtin_shuffle(a, b, lower);
+    rows[r] = __builtin_shuffle(a, b, Round::upper);
+    rows[r + S] = __builtin_shuffle(a, b, Round::lower);
   }
 }
 
@@ -139,13 +136,13 @@ inline void transpose_round(Vec* rows) {
 inline void transpose_square(float* out, int64_t ldo, const float* x, int64_t ldx) {
   Vec rows[kLanes];
 #pragma GCC unroll 16
-  for (int r = 0; r < kLanes; ++r) rows[r] = load(x + r * ldx);
+  for (int r = 0; r < kLanes; ++r) rows[r] = vector_at(x + r * ldx);
   transpose_round<8>(rows);
   transpose_round<4>(rows);
   transpose_round<2>(rows);
   transpose_round<1>(rows);
 #pragma GCC unroll 16
-  for (int r = 0; r < kLanes; ++r) store(out + r * ldo, rows[r]);
+  for (int r = 0; r < kLanes; ++r) vector_at(out + r * ldo) = rows[r];
 }
 
 }  // namespace
