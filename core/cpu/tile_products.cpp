@@ -1,5 +1,5 @@
 // Register-blocked tile products (tile_products.h): tiles of kTileRows rows of c by
-// LLMFT_TILE_VECTORS vectors of 16 floats, each row's A value broadcast against B's row
+// kTileVectors of the target's vectors, each row's A value broadcast against B's row
 // vectors; B's rows are walked in depth blocks that stay in L1 while every row tile of a
 // column block passes over them.
 #include "core/cpu/tile_products.h"
@@ -12,17 +12,19 @@ namespace llmft::cpu {
 
 namespace {
 
-typedef float Vec __attribute__((vector_size(64)));
-constexpr int kLanes = 16;
+// The target's vectors (CMakeLists.txt decides): 16 floats with AVX-512's 32 registers,
+// a tile of 4 of them a row (24 sums, 4 B vectors and a broadcast); 8 floats elsewhere,
+// 2 a row in 16 registers. (Vectors wider than the target's are emulated through memory.)
+constexpr int kLanes = LLMFT_VECTOR_FLOATS;
+constexpr int kTileVectors = kLanes == 16 ? 4 : 2;
 constexpr int kTileRows = 6;
-// 4 on targets with 32 vector registers (24 sums, 4 B vectors and a broadcast), 1 on
-// targets with 16 (CMakeLists.txt decides).
-constexpr int kTileVectors = LLMFT_TILE_VECTORS;
+typedef float Vec __attribute__((vector_size(sizeof(float) * kLanes)));
 // A column block's rows of B over one depth block fill 32 KiB, which stays in L1.
 constexpr int64_t kDepthBlock = 8192 / (kTileVectors * kLanes);
 
 // The same vector at any float's address (the tiles' rows start anywhere).
-typedef float UnalignedVec __attribute__((vector_size(64), aligned(4), may_alias));
+typedef float UnalignedVec
+    __attribute__((vector_size(sizeof(float) * kLanes), aligned(4), may_alias));
 inline const UnalignedVec& vector_at(const float* p) {
   return *reinterpret_cast<const UnalignedVec*>(p);
 }
@@ -30,7 +32,7 @@ inline UnalignedVec& vector_at(float* p) {
   return *reinterpret_cast<UnalignedVec*>(p);
 }
 
-// Rows i0 .. i0 + MR - 1, columns j0 .. j0 + 16 NV - 1 of c over depth k0 .. k1 - 1.
+// Rows i0 .. i0 + MR - 1, columns j0 .. j0 + NV kLanes - 1 of c over depth k0 .. k1 - 1.
 template <int MR, int NV>
 void register_tile(const TileProduct& p, int64_t i0, int64_t j0, int64_t k0, int64_t k1,
                    bool accumulate) {
@@ -106,9 +108,9 @@ void narrow_columns(const TileProduct& p, int64_t j0, int64_t k0, int64_t k1, bo
   }
 }
 
-typedef int32_t Lanes __attribute__((vector_size(64)));
+typedef int32_t Lanes __attribute__((vector_size(sizeof(int32_t) * kLanes)));
 
-// The lane choices of a transpose round that swaps blocks of S (lane 16 + l is lane l of
+// The lane choices of a transpose round that swaps blocks of S (lane kLanes + l is lane l of
 // the second row): the upper row keeps its lanes outside the blocks and takes the lower
 // row's, the lower row the other way round.
 template <int S, typename Lane>
@@ -131,16 +133,20 @@ inline void transpose_round(Vec* rows) {
   }
 }
 
-// out (16 x 16, rows ldo apart) = x (16 x 16, rows ldx apart) transposed, in registers:
-// four rounds that swap the off-diagonal blocks of 8, 4, 2 and 1 rows and columns.
+// Rounds S, S / 2, ..., 1.
+template <int S>
+inline void transpose_rounds(Vec* rows) {
+  transpose_round<S>(rows);
+  if constexpr (S > 1) transpose_rounds<S / 2>(rows);
+}
+
+// out (kLanes x kLanes, rows ldo apart) = x (rows ldx apart) transposed, in registers:
+// rounds that swap the off-diagonal blocks of kLanes / 2, ..., 2 and 1 rows and columns.
 inline void transpose_square(float* out, int64_t ldo, const float* x, int64_t ldx) {
   Vec rows[kLanes];
 #pragma GCC unroll 16
   for (int r = 0; r < kLanes; ++r) rows[r] = vector_at(x + r * ldx);
-  transpose_round<8>(rows);
-  transpose_round<4>(rows);
-  transpose_round<2>(rows);
-  transpose_round<1>(rows);
+  transpose_rounds<kLanes / 2>(rows);
 #pragma GCC unroll 16
   for (int r = 0; r < kLanes; ++r) vector_at(out + r * ldo) = rows[r];
 }
@@ -175,7 +181,7 @@ void transpose_panels(float* out, const float* x, int64_t rows, int64_t cols, in
         transpose_square(block + d * width + j, width, x + (j0 + j) * ld + d, ld);
       }
     }
-    // What the 16 x 16 squares left: the panel's last columns, and the rows past the last
+    // What the squares left: the panel's last columns, and the rows past the last
     // whole square in every column.
     for (int64_t jj = 0; jj < width; ++jj) {
       const float* row = x + (j0 + jj) * ld;

@@ -1,8 +1,8 @@
 // The CPU attention's tile products (core/cpu/tile_products.h) against double-precision
-// sums: row counts around the register tile's 6 rows, widths around its 16-float vectors
-// and 64-column blocks, depths across its depth blocks (128 or 512 rows of B), A read
-// straight and transposed, alpha, accumulation, and the transposed product through
-// transpose_panels with rows and columns off the 16 x 16 squares.
+// sums: row counts around the register tile's 6 rows, widths around its vectors (8 or 16
+// floats) and column blocks (16 or 64), depths across its depth blocks (128 or 512 rows of
+// B), A read straight and transposed, alpha, accumulation, and the transposed product
+// through transpose_panels with rows and columns off its register squares.
 #include <doctest/doctest.h>
 
 #include <cmath>
