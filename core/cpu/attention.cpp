@@ -116,18 +116,31 @@ const float* adjacent_rows(std::vector<float>& buffer, const float* x, int64_t r
   return out;
 }
 
-// c(rows x n) = scale * a(rows x D) x(n x D)^T, x's rows `ldx` apart, through `panels`.
-void product_with_transpose(float* c, const float* a, const float* x, int64_t rows, int64_t n,
-                            int64_t D, int64_t ldx, float scale, std::vector<float>& panels) {
-  float* transposed = scratch.get(panels, n * D);
-  transpose_panels(transposed, x, n, D, ldx);
-  transposed_product(c, n, a, D, 1, transposed, rows, n, D, scale, false);
+// x(rows x cols, rows ld apart) transposed into `buffer` in the tile products' panels.
+const float* panels_of(std::vector<float>& buffer, const float* x, int64_t rows, int64_t cols,
+                       int64_t ld) {
+  float* out = scratch.get(buffer, rows * cols);
+  transpose_panels(out, x, rows, cols, ld);
+  return out;
 }
 
-// scores(rows x n) = scale * q(rows x D) k(n x D)^T, k's rows `ldk` apart.
-void scaled_scores(float* scores, const float* q, const float* k, int64_t rows, int64_t n,
-                   int64_t D, int64_t ldk, float scale) {
-  product_with_transpose(scores, q, k, rows, n, D, ldk, scale, scratch.key_panels);
+// Keys first .. first + count - 1 of one (batch, key/value head), laid out once for every
+// tile product that takes them: k and v transposed into panels (the right-hand sides of
+// q k^T and dout v^T), k and v with adjacent rows (of p v and dscores k); each caller lays
+// out only what it uses. A run from key k0 on starts at a panel boundary whenever k0 - first
+// is a multiple of the tiles (128 or 1024 keys).
+struct KeyRun {
+  int64_t first, count, D;
+  const float *key_panels, *value_panels, *keys, *values;
+  int64_t offset(int64_t k0) const { return (k0 - first) * D; }
+  int64_t rows_from(int64_t k0) const { return count - (k0 - first); }
+};
+
+// c(rows x n) = alpha * a(rows x D) x^T for keys k0 .. k0 + n - 1 of a run's panels.
+void product_with_keys(float* c, const float* a, const float* panels, const KeyRun& run, int64_t k0,
+                       int64_t rows, int64_t n, float alpha) {
+  transposed_product(c, n, a, run.D, 1, panels + run.offset(k0), run.rows_from(k0), rows, n, run.D,
+                     alpha, false);
 }
 
 // Scores into probabilities in place, exp(score - lse) for the tile's rows (0 where masked),
@@ -172,8 +185,8 @@ void backward_rows(float* row_lse, float* delta, const QueryTile& tile, const fl
 }
 
 // The forward of one task: the stacked query rows of `tile` against the keys they see.
-void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
-                  const QueryTile& tile, int64_t b, int64_t g, int64_t T, int64_t first_query,
+void forward_tile(float* out, float* lse, const QkvLayout& L, const QueryTile& tile,
+                  const KeyRun& run, const float* qkv, int64_t b, int64_t T, int64_t first_query,
                   float scale) {
   const int64_t D = L.D, rows = tile.rows();
   const int64_t last_query = tile.first + tile.count - 1;
@@ -189,7 +202,7 @@ void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
   for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kForwardKeyTile);
        k0 <= last_query; k0 += kForwardKeyTile) {
     const int64_t n = std::min(kForwardKeyTile, last_query + 1 - k0);
-    scaled_scores(scores, q, L.k(qkv, b, k0, g), rows, n, D, L.width, scale);
+    product_with_keys(scores, q, run.key_panels, run, k0, rows, n, scale);
     for (int64_t r = 0; r < rows; ++r) {
       float* s = scores + r * n;
       const int64_t begin = tile.visible_begin(r, k0, n), end = tile.visible_end(r, k0, n);
@@ -201,8 +214,7 @@ void forward_tile(float* out, float* lse, const float* qkv, const QkvLayout& L,
       float* a = acc + r * D;
       for (int64_t i = 0; i < D; ++i) a[i] *= correction;
     }
-    const float* v = adjacent_rows(scratch.values, L.v(qkv, b, k0, g), n, D, L.width);
-    tile_product({acc, D, scores, n, 1, v, D, rows, D, n, 1.0f, true});
+    tile_product({acc, D, scores, n, 1, run.values + run.offset(k0), D, rows, D, n, 1.0f, true});
   }
   const int64_t H = L.H;
   for (int64_t r = 0; r < rows; ++r) {
@@ -226,6 +238,19 @@ QueryTile query_tile(int64_t tile, int64_t T, int64_t first_query, int64_t g, in
                    first_query};
 }
 
+// What the forward's products take of keys first .. first + count - 1: k's panels and v.
+KeyRun forward_keys(const float* qkv, const QkvLayout& L, int64_t b, int64_t g, int64_t first,
+                    int64_t count) {
+  const int64_t D = L.D;
+  return KeyRun{first,
+                count,
+                D,
+                panels_of(scratch.key_panels, L.k(qkv, b, first, g), count, D, L.width),
+                nullptr,
+                nullptr,
+                adjacent_rows(scratch.values, L.v(qkv, b, first, g), count, D, L.width)};
+}
+
 }  // namespace
 
 void attention_forward(float* out, float* lse, const float* qkv, const int32_t* positions,
@@ -234,13 +259,33 @@ void attention_forward(float* out, float* lse, const float* qkv, const int32_t* 
   const QkvLayout L{R, H, KVH, D, (H + 2 * KVH) * D};
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   const int64_t group = H / KVH, tiles = query_tiles(T);
-  // Later query tiles see more keys: a dynamic schedule balances them.
+  auto tile = [&](int64_t b, int64_t g, int64_t i) {
+    return query_tile(i, T, first_query, g, group, positions + b * T);
+  };
+  // With a (batch, key/value head) task per thread or more, each task lays out its keys
+  // once for all its query tiles; with fewer, (batch, key/value head, query tile) tasks lay
+  // out the keys each tile sees, and a dynamic schedule balances the later tiles' longer
+  // rows. Each query row is computed alike in both.
+  if (B * KVH >= omp_get_max_threads()) {
+#pragma omp parallel for collapse(2) schedule(dynamic)
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t g = 0; g < KVH; ++g) {
+        const KeyRun run = forward_keys(qkv, L, b, g, 0, R);
+        for (int64_t i = 0; i < tiles; ++i) {
+          forward_tile(out, lse, L, tile(b, g, i), run, qkv, b, T, first_query, scale);
+        }
+      }
+    }
+    return;
+  }
 #pragma omp parallel for collapse(3) schedule(dynamic)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < KVH; ++g) {
       for (int64_t i = 0; i < tiles; ++i) {
-        forward_tile(out, lse, qkv, L, query_tile(i, T, first_query, g, group, positions + b * T),
-                     b, g, T, first_query, scale);
+        const QueryTile t = tile(b, g, i);
+        const int64_t first = first_key_tile_start(t.first_visible_key(), kForwardKeyTile);
+        const KeyRun run = forward_keys(qkv, L, b, g, first, t.first + t.count - first);
+        forward_tile(out, lse, L, t, run, qkv, b, T, first_query, scale);
       }
     }
   }
@@ -281,8 +326,8 @@ void stack_backward_rows(const BackwardTask& task, const QueryTile& tile) {
 // query rows' dq in dqkv (when `with_dq`). Every schedule calls it with the same shapes and
 // accumulates in the same order (dk, dv over query tiles upwards; dq over key tiles
 // upwards), so every schedule gives the same bits.
-void pair_gradients(const BackwardTask& task, const QueryTile& tile, int64_t k0, int64_t n,
-                    float* dk, float* dv, bool with_dq) {
+void pair_gradients(const BackwardTask& task, const QueryTile& tile, const KeyRun& run, int64_t k0,
+                    int64_t n, float* dk, float* dv, bool with_dq) {
   const QkvLayout& L = task.L;
   const int64_t D = L.D, rows = tile.rows();
   const float* q = scratch.q.data();
@@ -291,19 +336,16 @@ void pair_gradients(const BackwardTask& task, const QueryTile& tile, int64_t k0,
   const float* delta = scratch.stat_b.data();
   float* probs = scratch.get(scratch.probs, rows * n);
   float* dprobs = scratch.get(scratch.scores, rows * n);
-  const float* k = L.k(task.qkv, task.b, k0, task.g);
-  scaled_scores(probs, q, k, rows, n, D, L.width, task.scale);
+  product_with_keys(probs, q, run.key_panels, run, k0, rows, n, task.scale);
   probabilities(probs, row_lse, tile, k0, n);
   // dv += probs^T dout and dk += dscores^T q: probs and dscores read transposed.
   if (dv != nullptr) tile_product({dv, D, probs, 1, n, d, D, n, D, rows, 1.0f, true});
-  product_with_transpose(dprobs, d, L.v(task.qkv, task.b, k0, task.g), rows, n, D, L.width, 1.0f,
-                         scratch.value_panels);
+  product_with_keys(dprobs, d, run.value_panels, run, k0, rows, n, 1.0f);
   score_gradients(dprobs, probs, delta, rows, n, task.scale);
   if (dk != nullptr) tile_product({dk, D, dprobs, 1, n, q, D, n, D, rows, 1.0f, true});
   if (!with_dq) return;
   float* dq = scratch.get(scratch.acc, rows * D);
-  const float* keys = adjacent_rows(scratch.keys, k, n, D, L.width);
-  tile_product({dq, D, dprobs, n, 1, keys, D, rows, D, n, 1.0f, false});
+  tile_product({dq, D, dprobs, n, 1, run.keys + run.offset(k0), D, rows, D, n, 1.0f, false});
   for (int64_t r = 0; r < rows; ++r) {
     float* row = task.dq_row(tile.query(r), tile.head(r));
     for (int64_t i = 0; i < D; ++i) row[i] += dq[r * D + i];
@@ -312,6 +354,22 @@ void pair_gradients(const BackwardTask& task, const QueryTile& tile, int64_t k0,
 
 int64_t key_tiles(int64_t T) {
   return (T + kKeyTile - 1) / kKeyTile;
+}
+
+// What the backward's products take of keys first .. first + count - 1: the panels of k
+// and v and k's rows.
+KeyRun backward_keys(const BackwardTask& task, int64_t first, int64_t count) {
+  const QkvLayout& L = task.L;
+  const int64_t D = L.D;
+  const float* k = L.k(task.qkv, task.b, first, task.g);
+  return KeyRun{
+      first,
+      count,
+      D,
+      panels_of(scratch.key_panels, k, count, D, L.width),
+      panels_of(scratch.value_panels, L.v(task.qkv, task.b, first, task.g), count, D, L.width),
+      adjacent_rows(scratch.keys, k, count, D, L.width),
+      nullptr};
 }
 
 // Sets the dq rows of the task's query heads in query tile i to zero.
@@ -337,11 +395,12 @@ void key_tile(const BackwardTask& task, int64_t j) {
   const int64_t D = task.L.D, k0 = j * kKeyTile, n = std::min(kKeyTile, task.T - k0);
   std::vector<float> dk(2 * n * D, 0.0f);  // beside the scratch: pairs reuse all of it
   float* dv = dk.data() + n * D;
+  const KeyRun run = backward_keys(task, k0, n);
   for (int64_t i = k0 / kQueryTile; i < query_tiles(task.T); ++i) {
     const QueryTile tile = task.tile(i);
     if (tile.first_visible_key() >= k0 + n) break;  // later tiles start later samples
     stack_backward_rows(task, tile);
-    pair_gradients(task, tile, k0, n, dk.data(), dv, false);
+    pair_gradients(task, tile, run, k0, n, dk.data(), dv, false);
   }
   write_key_grads(task, k0, n, dk.data(), dv);
 }
@@ -349,8 +408,10 @@ void key_tile(const BackwardTask& task, int64_t j) {
 // dq of query tile i over the key tiles it sees, upwards; given dk and dv of the whole
 // sequence (T x D each), also adds the tile's parts of them. With equal query and key
 // tiles, every pair has key_tile's shape (the diagonal pair's keys end at the tile's last
-// query and at key_tile's tile end alike), so the bits are key_tile's.
-void query_tile_pairs(const BackwardTask& task, int64_t i, float* dk, float* dv) {
+// query and at key_tile's tile end alike), so the bits are key_tile's. `run` holds at least
+// the keys the tile sees, from a key tile's start.
+void query_tile_pairs(const BackwardTask& task, int64_t i, const KeyRun& run, float* dk,
+                      float* dv) {
   static_assert(kQueryTile == kKeyTile, "pairs must have the same shapes in both schedules");
   const int64_t D = task.L.D;
   const QueryTile tile = task.tile(i);
@@ -359,22 +420,31 @@ void query_tile_pairs(const BackwardTask& task, int64_t i, float* dk, float* dv)
   const int64_t last_query = tile.first + tile.count - 1;
   for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kKeyTile); k0 <= last_query;
        k0 += kKeyTile) {
-    pair_gradients(task, tile, k0, std::min(kKeyTile, last_query + 1 - k0),
+    pair_gradients(task, tile, run, k0, std::min(kKeyTile, last_query + 1 - k0),
                    dk ? dk + k0 * D : nullptr, dv ? dv + k0 * D : nullptr, true);
   }
 }
 
 // Every pair of one task, query tiles outermost, so that each query tile's rows are stacked
-// once (key_tile stacks them again for every key tile they see): dk and dv of the whole
-// sequence accumulate in the scratch (2 x T x D floats), each key tile's over the query
-// tiles upwards, as key_tile adds.
+// once (key_tile stacks them again for every key tile they see) and the keys laid out once:
+// dk and dv of the whole sequence accumulate in the scratch (2 x T x D floats), each key
+// tile's over the query tiles upwards, as key_tile adds.
 void task_pairs(const BackwardTask& task) {
   const int64_t D = task.L.D, T = task.T;
   float* dk = scratch.get(scratch.key_grads, 2 * T * D);
   float* dv = dk + T * D;
   std::fill(dk, dk + 2 * T * D, 0.0f);
-  for (int64_t i = 0; i < query_tiles(T); ++i) query_tile_pairs(task, i, dk, dv);
+  const KeyRun run = backward_keys(task, 0, T);
+  for (int64_t i = 0; i < query_tiles(T); ++i) query_tile_pairs(task, i, run, dk, dv);
   write_key_grads(task, 0, T, dk, dv);
+}
+
+// The dq pass of the two-pass schedule: query tile i over the keys it sees.
+void dq_of_query_tile(const BackwardTask& task, int64_t i) {
+  const QueryTile tile = task.tile(i);
+  const int64_t first = first_key_tile_start(tile.first_visible_key(), kKeyTile);
+  query_tile_pairs(task, i, backward_keys(task, first, tile.first + tile.count - first), nullptr,
+                   nullptr);
 }
 
 }  // namespace
@@ -411,8 +481,7 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
 #pragma omp parallel for collapse(3) schedule(dynamic)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < KVH; ++g) {
-      for (int64_t i = 0; i < query_tiles(T); ++i)
-        query_tile_pairs(task(b, g), i, nullptr, nullptr);
+      for (int64_t i = 0; i < query_tiles(T); ++i) dq_of_query_tile(task(b, g), i);
     }
   }
 }

@@ -191,13 +191,13 @@ void transpose_panels(float* out, const float* x, int64_t rows, int64_t cols, in
 }
 
 void transposed_product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col,
-                        const float* panels, int64_t m, int64_t rows, int64_t depth, float alpha,
-                        bool accumulate) {
+                        const float* panels, int64_t panel_rows, int64_t m, int64_t rows,
+                        int64_t depth, float alpha, bool accumulate) {
   const int64_t panel = tile_panel_width();
   for (int64_t j0 = 0; j0 < rows; j0 += panel) {
-    const int64_t width = std::min(panel, rows - j0);
-    tile_product({c + j0, ldc, a, a_row, a_col, panels + j0 * depth, width, m, width, depth, alpha,
-                  accumulate});
+    const int64_t stored = std::min(panel, panel_rows - j0);
+    tile_product({c + j0, ldc, a, a_row, a_col, panels + j0 * depth, stored, m,
+                  std::min(panel, rows - j0), depth, alpha, accumulate});
   }
 }
 

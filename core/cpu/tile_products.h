@@ -35,10 +35,12 @@ int64_t tile_panel_width();
 // with b = the panel and ldb = its width (transposed_product).
 void transpose_panels(float* out, const float* x, int64_t rows, int64_t cols, int64_t ld);
 
-// c(m x rows, rows ldc apart) = alpha * A x^T (+ c when accumulating) for x of rows x depth,
-// given x's transpose_panels; A as in TileProduct.
+// c(m x rows, rows ldc apart) = alpha * A x^T (+ c when accumulating) for the first `rows`
+// rows of x (x: panel_rows x depth, panel_rows >= rows), given x's transpose_panels; A as
+// in TileProduct. Panels of a longer x serve any run of its rows that starts at a panel
+// boundary: pass the panels from that row on and the rows left from there.
 void transposed_product(float* c, int64_t ldc, const float* a, int64_t a_row, int64_t a_col,
-                        const float* panels, int64_t m, int64_t rows, int64_t depth, float alpha,
-                        bool accumulate);
+                        const float* panels, int64_t panel_rows, int64_t m, int64_t rows,
+                        int64_t depth, float alpha, bool accumulate);
 
 }  // namespace llmft::cpu

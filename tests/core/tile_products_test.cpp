@@ -88,21 +88,24 @@ TEST_CASE("tile products equal double-precision sums at every edge of their bloc
 }
 
 TEST_CASE("a product with a transposed right-hand side through its panels equals the sums") {
+  // x has a panel's rows more on each side of the `rows` the product takes, which start at
+  // a panel boundary: the panels of a whole sequence serve each of its key tiles.
+  const int64_t panel = cpu::tile_panel_width();
   unsigned seed = 100;
   for (int64_t rows : {1, 16, 37, 64, 100, 128}) {
     for (int64_t cols : {8, 24, 64}) {
-      const int64_t m = 11, ld = cols + 7;
-      const std::vector<float> x = random_values(rows * ld, seed++);
+      const int64_t m = 11, ld = cols + 7, total = rows + 2 * panel;
+      const std::vector<float> x = random_values(total * ld, seed++);
       const std::vector<float> a = random_values(m * cols, seed++);
-      std::vector<float> panels(rows * cols);
-      cpu::transpose_panels(panels.data(), x.data(), rows, cols, ld);
+      std::vector<float> panels(total * cols);
+      cpu::transpose_panels(panels.data(), x.data(), total, cols, ld);
       std::vector<float> c(m * rows, 0.0f);
-      cpu::transposed_product(c.data(), rows, a.data(), cols, 1, panels.data(), m, rows, cols, 0.5f,
-                              false);
-      // The reference reads x^T directly: B(k, j) = x[j * ld + k].
+      cpu::transposed_product(c.data(), rows, a.data(), cols, 1, panels.data() + panel * cols,
+                              total - panel, m, rows, cols, 0.5f, false);
+      // The reference reads x^T directly: B(k, j) = x[(panel + j) * ld + k].
       std::vector<float> x_transposed(cols * rows);
       for (int64_t j = 0; j < rows; ++j) {
-        for (int64_t k = 0; k < cols; ++k) x_transposed[k * rows + j] = x[j * ld + k];
+        for (int64_t k = 0; k < cols; ++k) x_transposed[k * rows + j] = x[(panel + j) * ld + k];
       }
       CAPTURE(rows);
       CAPTURE(cols);
