@@ -136,11 +136,37 @@ struct KeyRun {
   int64_t rows_from(int64_t k0) const { return count - (k0 - first); }
 };
 
-// c(rows x n) = alpha * a(rows x D) x^T for keys k0 .. k0 + n - 1 of a run's panels.
-void product_with_keys(float* c, const float* a, const float* panels, const KeyRun& run, int64_t k0,
-                       int64_t rows, int64_t n, float alpha) {
-  transposed_product(c, n, a, run.D, 1, panels + run.offset(k0), run.rows_from(k0), rows, n, run.D,
-                     alpha, false);
+// c(rows x n, rows ldc apart) = alpha * a(rows x D) x^T for keys k0 .. k0 + n - 1 of a
+// run's panels.
+void product_with_keys(float* c, int64_t ldc, const float* a, const float* panels,
+                       const KeyRun& run, int64_t k0, int64_t rows, int64_t n, float alpha) {
+  transposed_product(c, ldc, a, run.D, 1, panels + run.offset(k0), run.rows_from(k0), rows, n,
+                     run.D, alpha, false);
+}
+
+// Rows a causal-skipping product takes at a time (4 register tiles).
+constexpr int64_t kCausalRows = 24;
+
+// Runs product(r0, r1, keys) over the tile's rows for keys k0 .. k0 + n - 1: once over
+// all rows and all n keys when every row sees them all, else per kCausalRows rows of each
+// head, with `keys` the most that any row of those sees (rounded up to a multiple of 16,
+// at most n). Products that take keys as columns leave the rest of a row unwritten (the
+// softmax masks them, and reads them only to discard them); products that take them as
+// depth skip terms whose probability or score gradient is 0, which adds nothing.
+template <typename Product>
+void causal_rows(const QueryTile& tile, int64_t k0, int64_t n, Product product) {
+  if (tile.visible_end(0, k0, n) == n) {
+    product(0, tile.rows(), n);
+    return;
+  }
+  for (int64_t h = 0; h < tile.group; ++h) {
+    const int64_t head_end = (h + 1) * tile.count;
+    for (int64_t r0 = h * tile.count; r0 < head_end; r0 += kCausalRows) {
+      const int64_t r1 = std::min(r0 + kCausalRows, head_end);
+      const int64_t seen = tile.visible_end(r1 - 1, k0, n);
+      product(r0, r1, std::min(n, (seen + 15) / 16 * 16));
+    }
+  }
 }
 
 // Scores into probabilities in place, exp(score - lse) for the tile's rows (0 where masked),
@@ -158,14 +184,19 @@ void probabilities(float* scores, const float* row_lse, const QueryTile& tile, i
   }
 }
 
-// dscores = probs * (dprobs - delta) * scale, in place over dprobs.
-void score_gradients(float* dprobs, const float* probs, const float* delta, int64_t rows, int64_t n,
-                     float scale) {
-  for (int64_t r = 0; r < rows; ++r) {
+// dscores = probs * (dprobs - delta) * scale, in place over dprobs, for the keys each row
+// sees (0 elsewhere, whatever dprobs held there: causal_rows may leave it unwritten).
+void score_gradients(float* dprobs, const float* probs, const float* delta, const QueryTile& tile,
+                     int64_t first_key, int64_t n, float scale) {
+  for (int64_t r = 0; r < tile.rows(); ++r) {
+    const int64_t begin = tile.visible_begin(r, first_key, n);
+    const int64_t end = tile.visible_end(r, first_key, n);
     float* ds = dprobs + r * n;
     const float* p = probs + r * n;
     const float row_delta = delta[r];
-    for (int64_t c = 0; c < n; ++c) ds[c] = p[c] * (ds[c] - row_delta) * scale;
+    for (int64_t c = 0; c < n; ++c) {
+      ds[c] = c >= begin && c < end ? p[c] * (ds[c] - row_delta) * scale : 0.0f;
+    }
   }
 }
 
@@ -202,7 +233,10 @@ void forward_tile(float* out, float* lse, const QkvLayout& L, const QueryTile& t
   for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kForwardKeyTile);
        k0 <= last_query; k0 += kForwardKeyTile) {
     const int64_t n = std::min(kForwardKeyTile, last_query + 1 - k0);
-    product_with_keys(scores, q, run.key_panels, run, k0, rows, n, scale);
+    causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
+      product_with_keys(scores + r0 * n, n, q + r0 * D, run.key_panels, run, k0, r1 - r0, keys,
+                        scale);
+    });
     for (int64_t r = 0; r < rows; ++r) {
       float* s = scores + r * n;
       const int64_t begin = tile.visible_begin(r, k0, n), end = tile.visible_end(r, k0, n);
@@ -214,7 +248,10 @@ void forward_tile(float* out, float* lse, const QkvLayout& L, const QueryTile& t
       float* a = acc + r * D;
       for (int64_t i = 0; i < D; ++i) a[i] *= correction;
     }
-    tile_product({acc, D, scores, n, 1, run.values + run.offset(k0), D, rows, D, n, 1.0f, true});
+    causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
+      tile_product({acc + r0 * D, D, scores + r0 * n, n, 1, run.values + run.offset(k0), D, r1 - r0,
+                    D, keys, 1.0f, true});
+    });
   }
   const int64_t H = L.H;
   for (int64_t r = 0; r < rows; ++r) {
@@ -336,16 +373,25 @@ void pair_gradients(const BackwardTask& task, const QueryTile& tile, const KeyRu
   const float* delta = scratch.stat_b.data();
   float* probs = scratch.get(scratch.probs, rows * n);
   float* dprobs = scratch.get(scratch.scores, rows * n);
-  product_with_keys(probs, q, run.key_panels, run, k0, rows, n, task.scale);
+  causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
+    product_with_keys(probs + r0 * n, n, q + r0 * D, run.key_panels, run, k0, r1 - r0, keys,
+                      task.scale);
+  });
   probabilities(probs, row_lse, tile, k0, n);
   // dv += probs^T dout and dk += dscores^T q: probs and dscores read transposed.
   if (dv != nullptr) tile_product({dv, D, probs, 1, n, d, D, n, D, rows, 1.0f, true});
-  product_with_keys(dprobs, d, run.value_panels, run, k0, rows, n, 1.0f);
-  score_gradients(dprobs, probs, delta, rows, n, task.scale);
+  causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
+    product_with_keys(dprobs + r0 * n, n, d + r0 * D, run.value_panels, run, k0, r1 - r0, keys,
+                      1.0f);
+  });
+  score_gradients(dprobs, probs, delta, tile, k0, n, task.scale);
   if (dk != nullptr) tile_product({dk, D, dprobs, 1, n, q, D, n, D, rows, 1.0f, true});
   if (!with_dq) return;
   float* dq = scratch.get(scratch.acc, rows * D);
-  tile_product({dq, D, dprobs, n, 1, run.keys + run.offset(k0), D, rows, D, n, 1.0f, false});
+  causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
+    tile_product({dq + r0 * D, D, dprobs + r0 * n, n, 1, run.keys + run.offset(k0), D, r1 - r0, D,
+                  keys, 1.0f, false});
+  });
   for (int64_t r = 0; r < rows; ++r) {
     float* row = task.dq_row(tile.query(r), tile.head(r));
     for (int64_t i = 0; i < D; ++i) row[i] += dq[r * D + i];
