@@ -5,7 +5,6 @@
 #include "core/cpu/tile_products.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 namespace llmft::cpu {

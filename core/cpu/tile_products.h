@@ -2,7 +2,7 @@
 // register-blocked, with no packing. OpenBLAS packs both operands of every call, which for
 // attention's 64-deep products over 128-row tiles cost about a third of its kernel's time
 // (docs/BENCHMARKS.md); here the caller lays out only what the tiles need in cache-friendly
-// order (transpose_panels), once per key tile.
+// order (transpose_panels), once for all the tiles that take it.
 #pragma once
 
 #include <cstdint>
