@@ -2,21 +2,23 @@
 // ARCHITECTURE.md, "CPU attention"). Queries and keys are cut into tiles (the forward's
 // keys into blocks of 1024, which measured faster than 128); every tile product is a
 // register-blocked product of our own (core/cpu/tile_products.h) over operands in cache:
-// the key and value tiles copied out of the packed qkv (transposed where they are the
-// right-hand side of q k^T or dout v^T), with the query rows of all heads that share a
-// key/value head stacked into one tall tile so that GQA reads each key/value tile once. Forward
-// keeps an online softmax per query row and only the row's log-sum-exp; backward recomputes the
+// a task's keys and values laid out once (KeyRun; transposed where they are the right-hand
+// side of q k^T or dout v^T), with the query rows of all heads that share a key/value head
+// stacked into one tall tile so that GQA reads each key/value tile once. Forward keeps an
+// online softmax per query row and only the row's log-sum-exp; backward recomputes the
 // probabilities from q, k and the log-sum-exp, so no (B, H, T, T) tensor exists. A query
 // sees the keys from the start of its sample (its row minus its position: positions restart
 // at every sample packed into a window) up to its own row; key tiles wholly outside what a
-// query tile sees are skipped.
+// query tile sees are skipped, and so are the keys a whole chunk of a diagonal tile's rows
+// does not see (causal_rows).
 //
 // Every output element is written by one task in a fixed order, so results depend neither
-// on the thread count nor on the schedule: forward tasks are (batch, key/value head, query
-// tile); backward tasks are (batch, key/value head), or, when there are fewer of those than
-// threads, a pass of (batch, key/value head, key tile) tasks for dK and dV and a pass of
-// (batch, key/value head, query tile) tasks for dQ, which recompute 2 of the 5 tile
-// products; both add in the same order (no atomics, no per-thread partial sums).
+// on the thread count nor on the schedule: forward tasks are (batch, key/value head), or
+// (batch, key/value head, query tile) when there are fewer of those than threads; backward
+// tasks are (batch, key/value head), or, when there are fewer of those than threads, a pass
+// of (batch, key/value head, key tile) tasks for dK and dV and a pass of (batch, key/value
+// head, query tile) tasks for dQ, which recompute 2 of the 5 tile products; both add in the
+// same order (no atomics, no per-thread partial sums).
 #include <omp.h>
 
 #include <algorithm>
