@@ -67,6 +67,20 @@ void register_tile(const TileProduct& p, int64_t i0, int64_t j0, int64_t k0, int
   }
 }
 
+// The last `rows` rows of a column block (fewer than MR + 1), from row i0: one tile of
+// exactly that many rows.
+template <int MR, int NV>
+void last_rows(const TileProduct& p, int64_t rows, int64_t i0, int64_t j0, int64_t k0, int64_t k1,
+               bool accumulate) {
+  if constexpr (MR > 0) {
+    if (rows == MR) {
+      register_tile<MR, NV>(p, i0, j0, k0, k1, accumulate);
+      return;
+    }
+    last_rows<MR - 1, NV>(p, rows, i0, j0, k0, k1, accumulate);
+  }
+}
+
 // Every row of c for one column block of NV vectors from column j0.
 template <int NV>
 void column_block(const TileProduct& p, int64_t j0, int64_t k0, int64_t k1, bool accumulate) {
@@ -74,25 +88,7 @@ void column_block(const TileProduct& p, int64_t j0, int64_t k0, int64_t k1, bool
   for (; i + kTileRows <= p.m; i += kTileRows) {
     register_tile<kTileRows, NV>(p, i, j0, k0, k1, accumulate);
   }
-  switch (p.m - i) {
-    case 5:
-      register_tile<5, NV>(p, i, j0, k0, k1, accumulate);
-      break;
-    case 4:
-      register_tile<4, NV>(p, i, j0, k0, k1, accumulate);
-      break;
-    case 3:
-      register_tile<3, NV>(p, i, j0, k0, k1, accumulate);
-      break;
-    case 2:
-      register_tile<2, NV>(p, i, j0, k0, k1, accumulate);
-      break;
-    case 1:
-      register_tile<1, NV>(p, i, j0, k0, k1, accumulate);
-      break;
-    default:
-      break;
-  }
+  last_rows<kTileRows - 1, NV>(p, p.m - i, i, j0, k0, k1, accumulate);
 }
 
 // The columns from j0 to the end, fewer than one vector, element by element.
