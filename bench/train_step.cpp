@@ -4,25 +4,24 @@
 // is the median of the step-by-step ratios, so that a shared machine's drift in speed
 // during the run cancels), and optionally the same step in PyTorch (transformers'
 // GPT2LMHeadModel or LlamaForCausalLM + torch.optim.AdamW, bench/torch_train_step.py) as a
-// time ratio.
+// time ratio. Then the step's floor (bench/step_floor.h): its products on weights from
+// memory plus AdamW's pass, and the MFU that floor allows, which no faster kernel for the
+// rest of the step's work can pass.
 //
 // --model takes a preset or a config.json (bench/configs/llama_gqa_125m.json: a LLaMA of
 // gpt2's size with grouped-query attention, 12 heads over 4 key/value heads).
 //
 // usage: bench_train_step [--model gpt2] [--batch 4] [--seq 64] [--steps 5] [--warmup 1]
 //                         [--threads 2] [--python PATH --peer-script PATH]
-#include <cblas.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/bench_args.h"
+#include "bench/host_matrix.h"
+#include "bench/step_floor.h"
 #include "core/backend_registry.h"
-#include "core/cpu/host_blocks.h"
 #include "core/error.h"
 #include "core/model_factory.h"
 #include "io/hf_config.h"
@@ -36,30 +35,7 @@ namespace {
 
 using bench::Clock;
 using bench::seconds_since;
-
-// n x n floats in the host memory the CPU backend's tensors get (core/cpu/host_blocks.h:
-// huge pages where the kernel offers them), so that the ceiling is measured on the same.
-struct HostMatrix {
-  explicit HostMatrix(int n, float value)
-      : data(static_cast<float*>(cpu::allocate_host_block(sizeof(float) * n * n)), &std::free) {
-    LLMFT_REQUIRE(data != nullptr, "bench: no host memory for a " << n << "^2 matrix");
-    std::fill(data.get(), data.get() + static_cast<size_t>(n) * n, value);
-  }
-  std::unique_ptr<float, decltype(&std::free)> data;
-};
-
-// Best-of-3 sgemm rate on an (n x n) @ (n x n) product: the machine's BLAS ceiling.
-double sgemm_gflops(int n) {
-  const HostMatrix a(n, 0.5f), b(n, 0.25f), c(n, 0.0f);
-  double best = 1e30;
-  for (int rep = 0; rep < 4; ++rep) {
-    auto start = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data.get(), n,
-                b.data.get(), n, 0.0f, c.data.get(), n);
-    if (rep > 0) best = std::min(best, seconds_since(start));
-  }
-  return 2.0 * n * n * n / best * 1e-9;
-}
+using bench::sgemm_gflops;
 
 // The middle value (the mean of the two middle ones for an even count). REQUIRES: non-empty.
 double median(std::vector<double> values) {
@@ -147,6 +123,12 @@ int run(int argc, char** argv) {
     std::printf("pytorch step:    %8.1f ms | %s\n", torch_ms,
                 bench::peer_ratio(torch_ms, mean * 1e3).c_str());
   }
+  const bench::StepFloor floor = bench::measure_step_floor(config, B, T);
+  std::printf(
+      "step floor:      %8.1f ms = products on weights from memory %.1f (%.1f all in cache) + "
+      "AdamW %.1f | MFU at most %.1f%% of sgemm\n",
+      floor.total_s() * 1e3, floor.products_s * 1e3, floor.products_warm_s * 1e3,
+      floor.optimizer_s * 1e3, 100.0 * flops_per_token * B * T / floor.sgemm_flops);
   return 0;
 }
 

@@ -1,0 +1,130 @@
+// bench/step_floor.h: the step's products from a dry run's tally, timed cold and warm, and
+// AdamW's pass.
+#include "bench/step_floor.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+#include "bench/host_matrix.h"
+#include "core/cpu/cpu_kernels.h"
+#include "parallel/planner/step_work.h"
+
+namespace llmft::bench {
+
+namespace {
+
+constexpr int kRepeats = 3;
+
+// Reads every cache line of `floats` floats from p (reads, so that no dirty line is written
+// back while a product runs).
+float touch(const float* p, int64_t floats) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < floats; i += 16) sum += p[i];
+  return sum;
+}
+
+// Reading twice the last-level cache (at least 64 MiB) leaves nothing of what came before.
+class CacheEvictor {
+ public:
+  CacheEvictor()
+      : floats_(std::max<int64_t>(2 * sysconf(_SC_LEVEL3_CACHE_SIZE), 64 << 20) / 4),
+        buffer_(1, floats_, 1.0f) {}
+  void evict() { sink_ += touch(buffer_.get(), floats_); }
+
+ private:
+  int64_t floats_;
+  HostMatrix buffer_;
+  volatile float sink_ = 0.0f;
+};
+
+// The fastest of kRepeats runs of `product`, each after `prepare`.
+template <typename Prepare, typename Product>
+double best_seconds(Prepare prepare, Product product) {
+  double best = 1e30;
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    prepare();
+    const auto start = Clock::now();
+    product();
+    best = std::min(best, seconds_since(start));
+  }
+  return best;
+}
+
+// One product shape of the tally (output M x N, summed over K) at `tokens` rows: a weight
+// gradient when K is the token count (dW += dY^T X, the gradient read and written),
+// otherwise a forward or input-gradient product of activations (M x K) with a weight
+// (N x K as the forward reads it, K x N as the input gradient does; the tally does not say
+// which, so the faster). Seconds cold (only the activations in cache) and warm.
+std::pair<double, double> product_seconds(int64_t M, int64_t N, int64_t K, int64_t tokens,
+                                          CacheEvictor& evictor) {
+  volatile float sink = 0.0f;
+  if (K == tokens) {
+    const HostMatrix dy(K, M, 0.5f), x(K, N, 0.25f), dw(M, N, 0.0f);
+    auto product = [&] {
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, dy.get(), M, x.get(), N,
+                  1.0f, dw.get(), N);
+    };
+    const double cold = best_seconds(
+        [&] {
+          evictor.evict();
+          sink = sink + touch(dy.get(), K * M) + touch(x.get(), K * N);
+        },
+        product);
+    return {cold, best_seconds([] {}, product)};
+  }
+  const HostMatrix a(M, K, 0.5f), w(N, K, 0.25f), c(M, N, 0.0f);
+  auto forward = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a.get(), K, w.get(), K,
+                0.0f, c.get(), N);
+  };
+  auto input_gradient = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a.get(), K, w.get(), N,
+                0.0f, c.get(), N);
+  };
+  auto cold_start = [&] {
+    evictor.evict();
+    sink = sink + touch(a.get(), M * K);
+  };
+  return {std::min(best_seconds(cold_start, forward), best_seconds(cold_start, input_gradient)),
+          std::min(best_seconds([] {}, forward), best_seconds([] {}, input_gradient))};
+}
+
+double adamw_seconds(int64_t parameters) {
+  const HostMatrix param(1, parameters, 0.5f), grad(1, parameters, 1e-3f), m(1, parameters, 0.0f),
+      v(1, parameters, 0.0f);
+  return best_seconds([] {},
+                      [&] {
+                        cpu::adamw_update(param.get(), grad.get(), DType::f32, m.get(), v.get(),
+                                          parameters, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f,
+                                          0.05f);
+                      });
+}
+
+}  // namespace
+
+StepFloor measure_step_floor(const ModelConfig& config, int batch, int seq) {
+  Workload workload;
+  workload.model = config;
+  workload.seq_len = seq;
+  workload.global_batch = batch;
+  Layout layout;
+  layout.micro_batch = batch;
+  const WorkTally tally = step_work(workload, layout, ComputeRule::stored).micro_batch;
+  const int64_t tokens = static_cast<int64_t>(batch) * seq;
+  CacheEvictor evictor;
+  StepFloor floor;
+  for (const auto& [shape, calls] : tally.gemm_calls) {
+    const auto [M, N, K] = shape;
+    const auto [cold, warm] = product_seconds(M, N, K, tokens, evictor);
+    floor.products_s += static_cast<double>(calls) * cold;
+    floor.products_warm_s += static_cast<double>(calls) * warm;
+    floor.sgemm_flops += static_cast<double>(calls) * cold * sgemm_gflops(1024) * 1e9;
+  }
+  floor.optimizer_s = adamw_seconds(parameter_count(config));
+  floor.sgemm_flops += floor.optimizer_s * sgemm_gflops(1024) * 1e9;
+  return floor;
+}
+
+}  // namespace llmft::bench
