@@ -58,7 +58,9 @@ double best_seconds(Prepare prepare, Product product) {
 // gradient when K is the token count (dW += dY^T X, the gradient read and written),
 // otherwise a forward or input-gradient product of activations (M x K) with a weight
 // (N x K as the forward reads it, K x N as the input gradient does; the tally does not say
-// which, so the faster). Seconds cold (only the activations in cache) and warm.
+// which, so the faster; a forward product whose K happens to equal the token count is timed
+// as a weight gradient, the same FLOPs). Seconds cold (only the activations in cache) and
+// warm.
 std::pair<double, double> product_seconds(int64_t M, int64_t N, int64_t K, int64_t tokens,
                                           CacheEvictor& evictor) {
   volatile float sink = 0.0f;
