@@ -2,6 +2,7 @@
 // a wall clock, and running a Python peer that prints one JSON line.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +22,19 @@ using Clock = std::chrono::steady_clock;
 // Wall seconds from `start` to now (benchmarks of host work, or after a synchronize).
 inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The fastest of `repeats` runs of `work`, each after an untimed `prepare`.
+template <typename Prepare, typename Work>
+double best_seconds(int repeats, Prepare prepare, Work work) {
+  double best = 1e30;
+  for (int rep = 0; rep < repeats; ++rep) {
+    prepare();
+    const Clock::time_point start = Clock::now();
+    work();
+    best = std::min(best, seconds_since(start));
+  }
+  return best;
 }
 
 // `defaults` names every argument; `source` is the program's file for the error message.

@@ -27,17 +27,18 @@ struct HostMatrix {
   std::unique_ptr<float, decltype(&std::free)> data;
 };
 
-// Best-of-3 sgemm rate on an (n x n) @ (n x n) product, in GFLOP/s.
+// Best-of-3 sgemm rate on an (n x n) @ (n x n) product after one untimed run, in GFLOP/s.
 inline double sgemm_gflops(int n) {
   const HostMatrix a(n, n, 0.5f), b(n, n, 0.25f), c(n, n, 0.0f);
-  double best = 1e30;
-  for (int rep = 0; rep < 4; ++rep) {
-    auto start = Clock::now();
+  auto product = [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.get(), n, b.get(), n,
                 0.0f, c.get(), n);
-    if (rep > 0) best = std::min(best, seconds_since(start));
-  }
-  return 2.0 * n * n * n / best * 1e-9;
+  };
+  product();
+  return 2.0 * n * n * n /
+         best_seconds(
+             3, [] {}, product) *
+         1e-9;
 }
 
 }  // namespace llmft::bench

@@ -5,7 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
+#include <initializer_list>
+#include <utility>
 
 #include "bench/host_matrix.h"
 #include "core/cpu/cpu_kernels.h"
@@ -26,13 +27,24 @@ float touch(const float* p, int64_t floats) {
   return sum;
 }
 
-// Reading twice the last-level cache (at least 64 MiB) leaves nothing of what came before.
+// The fastest of kRepeats runs of `work` with nothing done between them.
+template <typename Work>
+double warm_seconds(Work work) {
+  return best_seconds(
+      kRepeats, [] {}, work);
+}
+
+// Reading twice the last-level cache (at least 64 MiB) leaves nothing of what came before;
+// then the operands named are read back in, as a step finds its activations.
 class CacheEvictor {
  public:
   CacheEvictor()
       : floats_(std::max<int64_t>(2 * sysconf(_SC_LEVEL3_CACHE_SIZE), 64 << 20) / 4),
         buffer_(1, floats_, 1.0f) {}
-  void evict() { sink_ += touch(buffer_.get(), floats_); }
+  void evict_keeping(std::initializer_list<std::pair<const HostMatrix*, int64_t>> kept) {
+    sink_ += touch(buffer_.get(), floats_);
+    for (const auto& [matrix, floats] : kept) sink_ += touch(matrix->get(), floats);
+  }
   int64_t floats() const { return floats_; }
 
  private:
@@ -40,19 +52,6 @@ class CacheEvictor {
   HostMatrix buffer_;
   volatile float sink_ = 0.0f;
 };
-
-// The fastest of kRepeats runs of `product`, each after `prepare`.
-template <typename Prepare, typename Product>
-double best_seconds(Prepare prepare, Product product) {
-  double best = 1e30;
-  for (int rep = 0; rep < kRepeats; ++rep) {
-    prepare();
-    const auto start = Clock::now();
-    product();
-    best = std::min(best, seconds_since(start));
-  }
-  return best;
-}
 
 // One product shape of the tally (output M x N, summed over K) at `tokens` rows: a weight
 // gradient when K is the token count (dW += dY^T X, the gradient read and written),
@@ -63,20 +62,14 @@ double best_seconds(Prepare prepare, Product product) {
 // warm.
 std::pair<double, double> product_seconds(int64_t M, int64_t N, int64_t K, int64_t tokens,
                                           CacheEvictor& evictor) {
-  volatile float sink = 0.0f;
   if (K == tokens) {
     const HostMatrix dy(K, M, 0.5f), x(K, N, 0.25f), dw(M, N, 0.0f);
     auto product = [&] {
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, dy.get(), M, x.get(), N,
                   1.0f, dw.get(), N);
     };
-    const double cold = best_seconds(
-        [&] {
-          evictor.evict();
-          sink = sink + touch(dy.get(), K * M) + touch(x.get(), K * N);
-        },
-        product);
-    return {cold, best_seconds([] {}, product)};
+    auto cold_start = [&] { evictor.evict_keeping({{&dy, K * M}, {&x, K * N}}); };
+    return {best_seconds(kRepeats, cold_start, product), warm_seconds(product)};
   }
   const HostMatrix a(M, K, 0.5f), w(N, K, 0.25f), c(M, N, 0.0f);
   auto forward = [&] {
@@ -87,12 +80,10 @@ std::pair<double, double> product_seconds(int64_t M, int64_t N, int64_t K, int64
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a.get(), K, w.get(), N,
                 0.0f, c.get(), N);
   };
-  auto cold_start = [&] {
-    evictor.evict();
-    sink = sink + touch(a.get(), M * K);
-  };
-  return {std::min(best_seconds(cold_start, forward), best_seconds(cold_start, input_gradient)),
-          std::min(best_seconds([] {}, forward), best_seconds([] {}, input_gradient))};
+  auto cold_start = [&] { evictor.evict_keeping({{&a, M * K}}); };
+  return {std::min(best_seconds(kRepeats, cold_start, forward),
+                   best_seconds(kRepeats, cold_start, input_gradient)),
+          std::min(warm_seconds(forward), warm_seconds(input_gradient))};
 }
 
 // AdamW over `parameters`, timed on a sample of them and scaled: the pass streams its state
@@ -104,12 +95,10 @@ double adamw_seconds(int64_t parameters, int64_t evictor_floats) {
       std::min(parameters, std::max<int64_t>(kOptimizerSample, evictor_floats / 4));
   const HostMatrix param(1, sample, 0.5f), grad(1, sample, 1e-3f), m(1, sample, 0.0f),
       v(1, sample, 0.0f);
-  const double seconds =
-      best_seconds([] {},
-                   [&] {
-                     cpu::adamw_update(param.get(), grad.get(), DType::f32, m.get(), v.get(),
-                                       sample, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f);
-                   });
+  const double seconds = warm_seconds([&] {
+    cpu::adamw_update(param.get(), grad.get(), DType::f32, m.get(), v.get(), sample, 1e-4f, 0.9f,
+                      0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f);
+  });
   return seconds * static_cast<double>(parameters) / static_cast<double>(sample);
 }
 
