@@ -361,7 +361,9 @@ StepStats Engine::accumulate_step(const std::vector<MicroBatch>& micro_batches, 
   const float local = local_square_sum(shards);
   stats.grad_norm =
       std::sqrt(global_square_sum(local, options_.zero_stage >= 1)) / stats.loss_scale;
-  stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm));
+  // An update made during the backward is applied whatever the norm (the divergence guard
+  // then ends the run, as nothing scales the loss): the step was not skipped.
+  stats.skipped = !scaler_.update(!std::isfinite(stats.grad_norm)) && !update_in_backward;
   if (stats.skipped || update_in_backward) return stats;
   const float scale = clip_factor(stats.grad_norm, options_.clip_grad) / stats.loss_scale;
   if (offload_) {
