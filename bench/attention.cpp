@@ -8,7 +8,6 @@
 //
 // usage: bench_attention [--model gpt2] [--lengths 64,256,1024,2048] [--batch 1]
 //                        [--threads 2] [--device cpu] [--dtypes f32]
-#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -33,16 +32,12 @@ double gemm_seconds(Backend& backend, Allocator& allocator, DType dtype, int64_t
   const Tensor all = buf.as(dtype, {3 * n * n});
   backend.fill(all, 0.01f);
   auto part = [&](int i) { return all.view(i * n * n, {n, n}); };
-  double best = 1e30;
-  for (int rep = 0; rep < 4; ++rep) {
-    const auto start = std::chrono::steady_clock::now();
+  auto product = [&] {
     backend.linear_forward(part(0), part(1), part(2), Tensor());
     backend.synchronize();
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (rep > 0) best = std::min(best, s);
-  }
-  return best;
+  };
+  product();  // the warm-up
+  return bench::best_seconds(3, product);
 }
 
 // A large product's FLOP/s in `dtype`: the size doubles from 1024 (to 8192 at most) until

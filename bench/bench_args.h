@@ -37,6 +37,13 @@ double best_seconds(int repeats, Prepare prepare, Work work) {
   return best;
 }
 
+// The fastest of `repeats` runs of `work`, with nothing to prepare between them.
+template <typename Work>
+double best_seconds(int repeats, Work work) {
+  const auto nothing = [] {};
+  return best_seconds(repeats, nothing, work);
+}
+
 // `defaults` names every argument; `source` is the program's file for the error message.
 inline Args parse_args(int argc, char** argv, Args defaults, const char* source) {
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -6,7 +6,6 @@
 // whole as a weight file's open does). Each figure is the fastest of --repeats runs.
 //
 // usage: bench_json_parse [--megabytes 5] [--layers 32] [--repeats 5]
-#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -108,33 +107,23 @@ std::string safetensors_header(int layers) {
   return header.dump();
 }
 
-// The fastest of `repeats` runs of `parse_all`, in milliseconds.
-template <typename ParseAll>
-double fastest_ms(int repeats, ParseAll parse_all) {
-  double best = 1e300;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = bench::Clock::now();
-    parse_all();
-    best = std::min(best, bench::seconds_since(start) * 1e3);
-  }
-  return best;
-}
-
 // Times both parsers over `documents` (each parsed `passes` times) and prints one line.
 void compare(const char* what, const std::vector<std::string>& documents, int passes, int repeats) {
   size_t bytes = 0;
   for (const std::string& d : documents) bytes += d.size();
   size_t sink = 0;  // keeps the parses from being optimised away
-  const double llmft_ms = fastest_ms(repeats, [&] {
+  auto parse_ours = [&] {
     for (int p = 0; p < passes; ++p) {
       for (const std::string& d : documents) sink += Json::parse(d).as_object().size();
     }
-  });
-  const double peer_ms = fastest_ms(repeats, [&] {
+  };
+  auto parse_peer = [&] {
     for (int p = 0; p < passes; ++p) {
       for (const std::string& d : documents) sink += nlohmann::json::parse(d).size();
     }
-  });
+  };
+  const double llmft_ms = 1e3 * bench::best_seconds(repeats, parse_ours);
+  const double peer_ms = 1e3 * bench::best_seconds(repeats, parse_peer);
   const double megabytes = static_cast<double>(bytes) * passes / 1e6;
   std::printf(
       "%s (%.2f MB parsed): llmft %.1f ms (%.0f MB/s), nlohmann DOM %.1f ms (%.0f MB/s): %s\n",
