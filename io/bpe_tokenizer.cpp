@@ -75,8 +75,7 @@ struct BpeTokenizer::Workspace {
 BpeTokenizer::BpeTokenizer(const std::string& path) : BpeTokenizer(path, read_bpe_files(path)) {}
 
 BpeTokenizer::BpeTokenizer(const std::string& path, const BpeFiles& files)
-    : path_(path),
-      vocabulary_(files),
+    : VocabularyTokenizer(path, files),
       pretoken_end_(files.split == BpeFiles::Split::llama3 ? llama3_pretoken_end
                                                            : gpt2_pretoken_end),
       ignore_merges_(files.ignore_merges),
@@ -99,16 +98,6 @@ BpeTokenizer::BpeTokenizer(const std::string& path, const BpeFiles& files)
                                           << byte << "; a byte-level BPE vocabulary has all 256");
     byte_tokens_[byte] = *symbol;
   }
-}
-
-std::vector<int32_t> BpeTokenizer::encode(std::string_view text) const {
-  return encode_into(text, nullptr);
-}
-
-std::vector<int32_t> BpeTokenizer::encode_with_offsets(std::string_view text,
-                                                       std::vector<size_t>& starts) const {
-  starts.clear();
-  return encode_into(text, &starts);
 }
 
 std::vector<int32_t> BpeTokenizer::encode_into(std::string_view text,

@@ -23,12 +23,11 @@
 #include <vector>
 
 #include "io/bpe_files.h"
-#include "io/bpe_vocabulary.h"
-#include "io/tokenizer.h"
+#include "io/vocabulary_tokenizer.h"
 
 namespace llmft::io {
 
-class BpeTokenizer final : public Tokenizer {
+class BpeTokenizer final : public VocabularyTokenizer {
  public:
   // `path` is one of:
   //  - a Hugging Face tokenizer.json whose model is BPE ("merges" as "a b" strings or
@@ -46,20 +45,6 @@ class BpeTokenizer final : public Tokenizer {
   // The same from files already read. REQUIRES: files.kind == BpeFiles::Kind::byte_level
   BpeTokenizer(const std::string& path, const BpeFiles& files);
 
-  std::string name() const override { return "bpe:" + path_; }
-  int vocab_size() const override { return vocabulary_.vocab_size(); }
-  int32_t eot_token() const override { return vocabulary_.special.end_of_document; }
-  std::optional<int32_t> bos_token() const override { return vocabulary_.special.bos; }
-  bool is_added_token(int32_t token) const override {
-    return vocabulary_.has_token(token) && vocabulary_.added[token];
-  }
-
-  std::vector<int32_t> encode(std::string_view text) const override;
-  std::vector<int32_t> encode_with_offsets(std::string_view text,
-                                           std::vector<size_t>& starts) const override;
-  std::vector<int32_t> encode_with_special_tokens(std::string_view text) const override {
-    return vocabulary_.with_special_tokens(encode(text));
-  }
   // Renders end-of-text as "\n", as ByteTokenizer does, so samples that run past the end
   // of a document read as a new paragraph; other added tokens as their text, the others
   // as the bytes their symbols stand for.
@@ -70,8 +55,8 @@ class BpeTokenizer final : public Tokenizer {
   struct Workspace;
   using PretokenEnd = size_t (*)(std::string_view text, size_t begin);
 
-  // encode() and encode_with_offsets(); `starts` is null for encode().
-  std::vector<int32_t> encode_into(std::string_view text, std::vector<size_t>* starts) const;
+  std::vector<int32_t> encode_into(std::string_view text,
+                                   std::vector<size_t>* starts) const override;
   // Encodes the pretokens of `text`, a piece of the text at `offset` with `added_bytes`
   // (add_prefix_space's " ") in front that are not in the text; with `starts`, records
   // the byte of the text where each token begins.
@@ -80,8 +65,6 @@ class BpeTokenizer final : public Tokenizer {
   void encode_word(std::string_view word, Workspace& workspace, std::vector<int32_t>& tokens,
                    std::vector<size_t>* first_bytes) const;
 
-  std::string path_;
-  BpeVocabulary vocabulary_;
   std::array<int32_t, 256> byte_tokens_{};  // the token of each byte's symbol
   std::vector<std::string> token_bytes_;    // by id: the bytes it decodes to
   PretokenEnd pretoken_end_;

@@ -70,8 +70,7 @@ struct SentencePieceBpeTokenizer::Workspace {
 };
 
 SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const std::string& path, const BpeFiles& files)
-    : path_(path),
-      vocabulary_(files),
+    : VocabularyTokenizer(path, files),
       space_prefix_(files.space_prefix),
       space_decoder_(files.space_decoder),
       ignore_merges_(files.ignore_merges),
@@ -87,16 +86,6 @@ SentencePieceBpeTokenizer::SentencePieceBpeTokenizer(const std::string& path, co
   for (int byte = 0; byte < 256; ++byte) {
     if (files.byte_fallback) byte_tokens_[byte] = vocabulary_.id_of(byte_token_text(byte));
   }
-}
-
-std::vector<int32_t> SentencePieceBpeTokenizer::encode(std::string_view text) const {
-  return encode_into(text, nullptr);
-}
-
-std::vector<int32_t> SentencePieceBpeTokenizer::encode_with_offsets(
-    std::string_view text, std::vector<size_t>& starts) const {
-  starts.clear();
-  return encode_into(text, &starts);
 }
 
 std::vector<int32_t> SentencePieceBpeTokenizer::encode_into(std::string_view text,

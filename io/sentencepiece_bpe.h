@@ -28,12 +28,11 @@
 #include <vector>
 
 #include "io/bpe_files.h"
-#include "io/bpe_vocabulary.h"
-#include "io/tokenizer.h"
+#include "io/vocabulary_tokenizer.h"
 
 namespace llmft::io {
 
-class SentencePieceBpeTokenizer final : public Tokenizer {
+class SentencePieceBpeTokenizer final : public VocabularyTokenizer {
  public:
   // `files` read from the tokenizer.json at `path` (read_bpe_files).
   // REQUIRES: files.kind == BpeFiles::Kind::sentencepiece
@@ -41,20 +40,6 @@ class SentencePieceBpeTokenizer final : public Tokenizer {
   // the unk_token is not in the vocabulary.
   SentencePieceBpeTokenizer(const std::string& path, const BpeFiles& files);
 
-  std::string name() const override { return "bpe:" + path_; }
-  int vocab_size() const override { return vocabulary_.vocab_size(); }
-  int32_t eot_token() const override { return vocabulary_.special.end_of_document; }
-  std::optional<int32_t> bos_token() const override { return vocabulary_.special.bos; }
-  bool is_added_token(int32_t token) const override {
-    return vocabulary_.has_token(token) && vocabulary_.added[token];
-  }
-
-  std::vector<int32_t> encode(std::string_view text) const override;
-  std::vector<int32_t> encode_with_offsets(std::string_view text,
-                                           std::vector<size_t>& starts) const override;
-  std::vector<int32_t> encode_with_special_tokens(std::string_view text) const override {
-    return vocabulary_.with_special_tokens(encode(text));
-  }
   // The file's decoder over the tokens' strings, end-of-text rendered as "\n" (as the
   // other tokenizers do) and other added tokens as their text.
   // REQUIRES: every token is an id of the vocabulary.
@@ -63,8 +48,8 @@ class SentencePieceBpeTokenizer final : public Tokenizer {
  private:
   struct Workspace;
 
-  // encode() and encode_with_offsets(); `starts` is null for encode().
-  std::vector<int32_t> encode_into(std::string_view text, std::vector<size_t>* starts) const;
+  std::vector<int32_t> encode_into(std::string_view text,
+                                   std::vector<size_t>* starts) const override;
   // Encodes `piece`, found at byte `offset` of the text; with `starts`, records the byte of
   // the text where each token begins.
   void encode_piece(std::string_view piece, size_t offset, Workspace& workspace,
@@ -72,8 +57,6 @@ class SentencePieceBpeTokenizer final : public Tokenizer {
   std::string decode_fused(const std::vector<std::string_view>& strings) const;
   std::string decode_metaspace(const std::vector<std::string_view>& strings) const;
 
-  std::string path_;
-  BpeVocabulary vocabulary_;
   BpeFiles::SpacePrefix space_prefix_;
   BpeFiles::SpaceDecoder space_decoder_;
   bool ignore_merges_;
