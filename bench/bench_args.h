@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/micro_batch.h"
 #include "io/json.h"
 
 namespace llmft::bench {
@@ -81,5 +82,19 @@ inline std::vector<int32_t> random_tokens(size_t count, int vocab, uint64_t seed
   for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % static_cast<uint64_t>(vocab));
   return tokens;
 }
+
+// batch x seq random input tokens (seed 1) and targets (seed 2) below `vocab`, and the
+// micro-batch that views them (so not copyable).
+struct RandomBatch {
+  RandomBatch(int batch, int seq, int vocab)
+      : inputs(random_tokens(static_cast<size_t>(batch) * seq, vocab, 1)),
+        targets(random_tokens(inputs.size(), vocab, 2)),
+        micro_batch{batch, seq, inputs.data(), targets.data()} {}
+  RandomBatch(const RandomBatch&) = delete;
+  RandomBatch& operator=(const RandomBatch&) = delete;
+
+  const std::vector<int32_t> inputs, targets;
+  const MicroBatch micro_batch;
+};
 
 }  // namespace llmft::bench

@@ -87,10 +87,8 @@ int run(int argc, char** argv) {
   options.optimizer.weight_decay = 0.1f;
   options.schedule = LrSchedule{LrShape::constant, 1e-4f, 0.0f, 0, warmup + steps};
   Engine engine(*model, *backend, allocator, options);
-  const std::vector<int32_t> inputs =
-      bench::random_tokens(static_cast<size_t>(B) * T, config.vocab_size, 1);
-  const std::vector<int32_t> targets = bench::random_tokens(inputs.size(), config.vocab_size, 2);
-  const MicroBatch batch{B, T, inputs.data(), targets.data()};
+  const bench::RandomBatch tokens(B, T, config.vocab_size);
+  const MicroBatch& batch = tokens.micro_batch;
   for (int s = 1; s <= warmup; ++s) engine.train_step({batch}, s);
   const double flops_per_token = training_flops_per_token(config, T);
   std::vector<double> times, blas_rates, mfus;
