@@ -10,6 +10,8 @@
 
 #include "bench/host_matrix.h"
 #include "core/cpu/cpu_kernels.h"
+#include "core/decoder/decoder_model.h"
+#include "core/model_factory.h"
 #include "parallel/planner/step_work.h"
 
 namespace llmft::bench {
@@ -27,11 +29,9 @@ float touch(const float* p, int64_t floats) {
   return sum;
 }
 
-// The fastest of kRepeats runs of `work` with nothing done between them.
-template <typename Work>
-double warm_seconds(Work work) {
-  return best_seconds(
-      kRepeats, [] {}, work);
+// The last-level cache's bytes (0 where the system does not say).
+int64_t last_level_cache_bytes() {
+  return std::max<int64_t>(sysconf(_SC_LEVEL3_CACHE_SIZE), 0);
 }
 
 // Reading twice the last-level cache (at least 64 MiB) leaves nothing of what came before;
@@ -39,7 +39,7 @@ double warm_seconds(Work work) {
 class CacheEvictor {
  public:
   CacheEvictor()
-      : floats_(std::max<int64_t>(2 * sysconf(_SC_LEVEL3_CACHE_SIZE), 64 << 20) / 4),
+      : floats_(std::max<int64_t>(2 * last_level_cache_bytes(), 64 << 20) / 4),
         buffer_(1, floats_, 1.0f) {}
   void evict_keeping(std::initializer_list<std::pair<const HostMatrix*, int64_t>> kept) {
     sink_ += touch(buffer_.get(), floats_);
@@ -69,7 +69,7 @@ std::pair<double, double> product_seconds(int64_t M, int64_t N, int64_t K, int64
                   1.0f, dw.get(), N);
     };
     auto cold_start = [&] { evictor.evict_keeping({{&dy, K * M}, {&x, K * N}}); };
-    return {best_seconds(kRepeats, cold_start, product), warm_seconds(product)};
+    return {best_seconds(kRepeats, cold_start, product), best_seconds(kRepeats, product)};
   }
   const HostMatrix a(M, K, 0.5f), w(N, K, 0.25f), c(M, N, 0.0f);
   auto forward = [&] {
@@ -83,7 +83,7 @@ std::pair<double, double> product_seconds(int64_t M, int64_t N, int64_t K, int64
   auto cold_start = [&] { evictor.evict_keeping({{&a, M * K}}); };
   return {std::min(best_seconds(kRepeats, cold_start, forward),
                    best_seconds(kRepeats, cold_start, input_gradient)),
-          std::min(warm_seconds(forward), warm_seconds(input_gradient))};
+          std::min(best_seconds(kRepeats, forward), best_seconds(kRepeats, input_gradient))};
 }
 
 // AdamW over `parameters`, timed on a sample of them and scaled: the pass streams its state
@@ -95,7 +95,7 @@ double adamw_seconds(int64_t parameters, int64_t evictor_floats) {
       std::min(parameters, std::max<int64_t>(kOptimizerSample, evictor_floats / 4));
   const HostMatrix param(1, sample, 0.5f), grad(1, sample, 1e-3f), m(1, sample, 0.0f),
       v(1, sample, 0.0f);
-  const double seconds = warm_seconds([&] {
+  const double seconds = best_seconds(kRepeats, [&] {
     cpu::adamw_update(param.get(), grad.get(), DType::f32, m.get(), v.get(), sample, 1e-4f, 0.9f,
                       0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f);
   });
@@ -113,14 +113,24 @@ StepFloor measure_step_floor(const ModelConfig& config, int batch, int seq) {
   layout.micro_batch = batch;
   const WorkTally tally = step_work(workload, layout, ComputeRule::stored).micro_batch;
   const int64_t tokens = static_cast<int64_t>(batch) * seq;
+  // Weights come from memory when the optimizer's pass over the state (weights, gradients
+  // and AdamW's moments: 16 bytes a parameter) between a weight's uses in two steps fills
+  // the last-level cache; a smaller model's step can keep them all.
+  const bool state_in_cache = 16 * parameter_count(config) <= last_level_cache_bytes();
+  // The LM head's input gradient (its depth the head's rows) reads the weight the head's
+  // forward read just before, with only the logits' passes between.
+  const int64_t head_rows =
+      unit_layouts(config, {}, DecoderModel::kVocabRowMultiple).front().params.front().shape[0];
   CacheEvictor evictor;
   StepFloor floor;
   for (const auto& [shape, calls] : tally.gemm_calls) {
     const auto [M, N, K] = shape;
     const auto [cold, warm] = product_seconds(M, N, K, tokens, evictor);
-    floor.products_s += static_cast<double>(calls) * cold;
+    const bool weight_in_cache = state_in_cache || (K == head_rows && K != tokens);
+    floor.products_s += static_cast<double>(calls) * (weight_in_cache ? warm : cold);
     floor.products_warm_s += static_cast<double>(calls) * warm;
-    floor.sgemm_flops += static_cast<double>(calls) * cold * sgemm_gflops(1024) * 1e9;
+    floor.sgemm_flops +=
+        static_cast<double>(calls) * (weight_in_cache ? warm : cold) * sgemm_gflops(1024) * 1e9;
   }
   floor.optimizer_s = adamw_seconds(parameter_count(config), evictor.floats());
   floor.sgemm_flops += floor.optimizer_s * sgemm_gflops(1024) * 1e9;

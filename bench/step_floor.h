@@ -1,11 +1,13 @@
 // The time a CPU training step (fp32, AdamW) cannot go under with its matrix products
 // through OpenBLAS and its optimizer streaming the parameters' state through memory:
 // every product one step runs (the counting device's tally of a dry run of the step,
-// parallel/planner/step_work.h), each timed as a step meets it, with the weight-sized
-// operand evicted from the caches and the activations in them, plus AdamW's update of every
-// parameter. All the step's other work (norms, activations, attention, the loss, the
-// gradient norm, zeroing the gradients) counts as free, so the MFU this floor allows is an
-// upper bound on what faster kernels for that work could reach.
+// parallel/planner/step_work.h), each timed as a step meets it: the activations in the
+// caches, and the weight-sized operand evicted from them unless the step can keep it there
+// (a model whose optimizer state fits in the last-level cache; the LM head's input
+// gradient, which follows the head's forward), plus AdamW's update of every parameter.
+// All the step's other work (norms, activations, attention, the loss, the gradient norm,
+// zeroing the gradients) counts as free, so the MFU this floor allows is an upper bound on
+// what faster kernels for that work could reach.
 #pragma once
 
 #include "core/model_config.h"
@@ -13,7 +15,7 @@
 namespace llmft::bench {
 
 struct StepFloor {
-  double products_s = 0;       // the products, weights from memory
+  double products_s = 0;       // the products as a step meets them (see above)
   double products_warm_s = 0;  // the same products with every operand in cache
   double optimizer_s = 0;      // AdamW over every parameter
   // The FLOPs sgemm (host_matrix.h) does in the floor's time, each part's time at the rate

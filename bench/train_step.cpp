@@ -4,9 +4,9 @@
 // is the median of the step-by-step ratios, so that a shared machine's drift in speed
 // during the run cancels), and optionally the same step in PyTorch (transformers'
 // GPT2LMHeadModel or LlamaForCausalLM + torch.optim.AdamW, bench/torch_train_step.py) as a
-// time ratio. Then the step's floor (bench/step_floor.h): its products on weights from
-// memory plus AdamW's pass, and the MFU that floor allows, which no faster kernel for the
-// rest of the step's work can pass.
+// time ratio. Then the step's floor (bench/step_floor.h): its products (weights from
+// memory where a step cannot keep them in cache) plus AdamW's pass, and the MFU that
+// floor allows, which no faster kernel for the rest of the step's work can pass.
 //
 // --model takes a preset or a config.json (bench/configs/llama_gqa_125m.json: a LLaMA of
 // gpt2's size with grouped-query attention, 12 heads over 4 key/value heads).
@@ -123,8 +123,8 @@ int run(int argc, char** argv) {
   }
   const bench::StepFloor floor = bench::measure_step_floor(config, B, T);
   std::printf(
-      "step floor:      %8.1f ms = products on weights from memory %.1f (%.1f all in cache) + "
-      "AdamW %.1f | MFU at most %.1f%% of sgemm\n",
+      "step floor:      %8.1f ms = products %.1f (weights from memory where a step cannot keep "
+      "them; %.1f all in cache) + AdamW %.1f | MFU at most %.1f%% of sgemm\n",
       floor.total_s() * 1e3, floor.products_s * 1e3, floor.products_warm_s * 1e3,
       floor.optimizer_s * 1e3, 100.0 * flops_per_token * B * T / floor.sgemm_flops);
   return 0;
