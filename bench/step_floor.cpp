@@ -127,10 +127,10 @@ StepFloor measure_step_floor(const ModelConfig& config, int batch, int seq) {
     const auto [M, N, K] = shape;
     const auto [cold, warm] = product_seconds(M, N, K, tokens, evictor);
     const bool weight_in_cache = state_in_cache || (K == head_rows && K != tokens);
-    floor.products_s += static_cast<double>(calls) * (weight_in_cache ? warm : cold);
+    const double as_met = static_cast<double>(calls) * (weight_in_cache ? warm : cold);
+    floor.products_s += as_met;
     floor.products_warm_s += static_cast<double>(calls) * warm;
-    floor.sgemm_flops +=
-        static_cast<double>(calls) * (weight_in_cache ? warm : cold) * sgemm_gflops(1024) * 1e9;
+    floor.sgemm_flops += as_met * sgemm_gflops(1024) * 1e9;
   }
   floor.optimizer_s = adamw_seconds(parameter_count(config), evictor.floats());
   floor.sgemm_flops += floor.optimizer_s * sgemm_gflops(1024) * 1e9;
