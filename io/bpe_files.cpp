@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/text_affixes.h"
 #include "io/gpt2_pretokenizer.h"
 #include "io/json.h"
 #include "io/llama3_pretokenizer.h"
@@ -33,10 +34,6 @@ Json parse_json_file(const std::string& path, const std::string& what) {
   } catch (const Error& e) {
     LLMFT_FAIL(what << " " << path << ": " << e.what());
   }
-}
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
 // "a b" -> {"a", "b"}; false unless there is exactly one space with text on both sides.

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/text_affixes.h"
 #include "io/json.h"
 
 namespace llmft::io {
@@ -14,11 +15,6 @@ namespace fs = std::filesystem;
 
 constexpr char kIndexName[] = "model.safetensors.index.json";
 constexpr char kSingleName[] = "model.safetensors";
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 Json read_index(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/text_affixes.h"
 #include "io/json.h"
 #include "io/unicode_classes.h"
 
@@ -32,11 +33,6 @@ constexpr const char* kConversationKeys[] = {"messages", "conversations"};
 constexpr const char* kMessageForms =
     "; a message is {\"role\": \"system\"|\"user\"|\"assistant\", \"content\": \"...\"} or, as "
     "ShareGPT writes it, {\"from\": \"system\"|\"human\"|\"gpt\", \"value\": \"...\"}";
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool is_blank(const std::string& line) {
   return line.find_first_not_of(" \t\r") == std::string::npos;

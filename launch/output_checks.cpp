@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/text_affixes.h"
 #include "io/atomic_file.h"
 
 namespace llmft {
@@ -12,10 +13,6 @@ namespace llmft {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
 
 // `path` itself when it is a directory, the directory holding it when it is another
 // existing file, and "" when nothing is there (a model preset's name).

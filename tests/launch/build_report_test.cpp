@@ -11,6 +11,7 @@
 #include "comm/communicator_registry.h"
 #include "core/backend_registry.h"
 #include "core/cpu/blas_kernel.h"
+#include "core/text_affixes.h"
 #include "core/version.h"
 #include "launch/build_report.h"
 #include "launch/command_line.h"
@@ -24,10 +25,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-bool starts_with(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
 }
 
 // The section `title` of the report: its indented lines, without the indent.
