@@ -5,10 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <regex>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/host_convert.h"
+#include "core/text_affixes.h"
 #include "io/atomic_file.h"
 #include "io/hf_config.h"
 #include "io/json.h"
@@ -29,14 +30,34 @@ std::string shard_name(int shard, int shards) {
   return name;
 }
 
-// Removes the files of `dir` whose names match `pattern` and are not in `keep`.
-void remove_matching(const std::string& dir, const std::regex& pattern,
+// Whether `name` is a weights file a save writes: model.safetensors, its index, or a shard
+// model-NNNNN-of-NNNNN.safetensors.
+bool is_weights_file(const std::string& name) {
+  if (name == kSingleName || name == kIndexName) return true;
+  static const std::string shard = "model-#####-of-#####.safetensors";  // # a digit
+  if (name.size() != shard.size()) return false;
+  for (size_t i = 0; i < shard.size(); ++i) {
+    const bool digit = name[i] >= '0' && name[i] <= '9';
+    if (shard[i] == '#' ? !digit : name[i] != shard[i]) return false;
+  }
+  return true;
+}
+
+// Whether `name` is the temporary file of an interrupted save's shard or index
+// (".model*.safetensors.partial", AtomicFile's names).
+bool is_partial_weights_file(const std::string& name) {
+  const std::string_view prefix = ".model", suffix = ".safetensors.partial";
+  return name.size() >= prefix.size() + suffix.size() && starts_with(name, prefix) &&
+         ends_with(name, suffix);
+}
+
+// Removes the files of `dir` for which `matches(name)` holds and that are not in `keep`.
+void remove_matching(const std::string& dir, bool (*matches)(const std::string&),
                      const std::vector<std::string>& keep, const char* what) {
   std::vector<fs::path> doomed;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, pattern) &&
-        std::find(keep.begin(), keep.end(), name) == keep.end()) {
+    if (matches(name) && std::find(keep.begin(), keep.end(), name) == keep.end()) {
       doomed.push_back(entry.path());
     }
   }
@@ -59,9 +80,7 @@ void remove_stale(const std::string& dir, const std::string& name) {
 
 // Weight files an earlier save may have left in `dir` that this one did not write.
 void remove_stale_weights(const std::string& dir, const std::vector<std::string>& written) {
-  static const std::regex weights(
-      R"(model\.safetensors|model\.safetensors\.index\.json|model-\d{5}-of-\d{5}\.safetensors)");
-  remove_matching(dir, weights, written, "left by an earlier save");
+  remove_matching(dir, is_weights_file, written, "left by an earlier save");
 }
 
 // Copies (rows, cols) row-major `src` into (cols, rows) `dst`.
@@ -129,8 +148,7 @@ HfModelWriter::HfModelWriter(std::string dir, ModelConfig config, std::vector<Un
   safetensors_dtype(dtype_);  // refuses a dtype weights are not written in
   LLMFT_REQUIRE(max_shard_bytes > 0, "--save-max-shard-size must be positive");
   ensure_directory(dir_, "model directory");
-  static const std::regex partial(R"(\.model.*\.safetensors\.partial)");
-  remove_matching(dir_, partial, {}, "left by an interrupted save");
+  remove_matching(dir_, is_partial_weights_file, {}, "left by an interrupted save");
   int shards = 0;
   uint64_t shard_bytes = 0;
   for (const UnitLayout& unit : units_) {

@@ -15,6 +15,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/host_convert.h"
@@ -250,6 +251,31 @@ TEST_CASE("a broken download is refused naming the file") {
     CHECK(message.find("holds neither model.safetensors.index.json nor model.safetensors") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("a save removes the weight files an earlier save left there, and nothing else") {
+  const ModelConfig config = preset_config("gpt2-tiny");
+  const std::vector<UnitLayout> units = unit_layouts(config);
+  TempDir dir;
+  // 64 KiB shards: an index and many model-NNNNN-of-NNNNN.safetensors files.
+  io::write_hf_model_dir(dir.path().string(), config, units, random_values(units, 1), 64 * 1024);
+  const std::vector<std::string> others = {"notes.txt", "model-1-of-2.safetensors",
+                                           "model-00001-of-00002.safetensors.bak",
+                                           "xmodel-00001-of-00002.safetensors"};
+  for (const std::string& name : others) dir.write(name, "kept");
+  dir.write(".model-00002-of-00009.safetensors.partial", "interrupted");
+  // One file now: the shards, the index and the partial file go; the others stay.
+  io::write_hf_model_dir(dir.path().string(), config, units, random_values(units, 2), 1 << 30);
+  std::vector<std::string> weights, left;
+  for (const auto& [name, bytes] : contents(dir)) {
+    if (std::find(others.begin(), others.end(), name) != others.end()) {
+      CHECK(bytes == "kept");
+    } else if (name.find("safetensors") != std::string::npos) {
+      weights.push_back(name);
+    }
+  }
+  CHECK(weights == std::vector<std::string>{"model.safetensors"});
+  for (const std::string& name : others) CHECK(fs::exists(dir.path() / name));
 }
 
 TEST_CASE("a save with non-finite weights leaves the directory as it was") {
