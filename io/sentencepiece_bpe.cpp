@@ -158,9 +158,9 @@ void SentencePieceBpeTokenizer::encode_piece(std::string_view piece, size_t offs
     symbols.push_back(symbol);
     symbol_starts.push_back(piece_byte_of[word_pos]);
   };
-  // An unknown character's unk token waits here, to be fused with the next one's; as in
+  // An unknown character's unk token waits, to be fused with the next one's; as in
   // `tokenizers`, it is written when a known character or the end of the word comes.
-  std::optional<int32_t> pending_unk;
+  bool unk_pending = false;
   size_t pending_unk_pos = 0;  // where the pending unk's first character is in the word
   for (size_t pos = 0; pos < word.size();) {
     const size_t length = utf8_char_at(word, pos).length;
@@ -168,8 +168,8 @@ void SentencePieceBpeTokenizer::encode_piece(std::string_view piece, size_t offs
     const size_t char_pos = pos;
     pos += length;
     if (const std::optional<int32_t> id = vocabulary_.id_of(std::string(character))) {
-      if (pending_unk.has_value()) add_symbol(*pending_unk, pending_unk_pos);
-      pending_unk.reset();
+      if (unk_pending) add_symbol(*unk_token_, pending_unk_pos);
+      unk_pending = false;
       add_symbol(*id, char_pos);
       continue;
     }
@@ -182,11 +182,11 @@ void SentencePieceBpeTokenizer::encode_piece(std::string_view piece, size_t offs
       continue;
     }
     if (!unk_token_.has_value()) continue;
-    if (pending_unk.has_value() && !fuse_unk_) add_symbol(*pending_unk, pending_unk_pos);
-    if (!pending_unk.has_value() || !fuse_unk_) pending_unk_pos = char_pos;
-    pending_unk = unk_token_;
+    if (unk_pending && !fuse_unk_) add_symbol(*unk_token_, pending_unk_pos);
+    if (!unk_pending || !fuse_unk_) pending_unk_pos = char_pos;
+    unk_pending = true;
   }
-  if (pending_unk.has_value()) add_symbol(*pending_unk, pending_unk_pos);
+  if (unk_pending) add_symbol(*unk_token_, pending_unk_pos);
   const size_t first_token = tokens.size();
   workspace.first_symbols.clear();
   vocabulary_.merges.merge_word(symbols, workspace.merge, tokens,
