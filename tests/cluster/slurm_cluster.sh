@@ -152,7 +152,7 @@ outside uninterrupted-batch-signal "$batch_signal_steps"
 # the uninterrupted run of as many steps.
 check_requeued() {
   local job=$1 name=$2 run=$work/submit/run-$2
-  check_job "$job" "$name" 300 || return 0
+  check_job "$job" "$name" 480 || return 0
   [[ $(field "$job" Restarts) -ge 1 ]] || fail "$name: the job was never requeued"
   grep -q "requeueing job $job" "$work/submit/llmft-requeue-$job.out" ||
     fail "$name: the script did not requeue the job"

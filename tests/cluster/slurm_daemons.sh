@@ -12,7 +12,8 @@
 #                     SIGKILL) and removes DIR; safe to call twice and from an EXIT trap.
 # A requeued job waits cred_expire + 1 seconds before it starts again (SLURM's rule, so
 # that no step credential of the earlier run is replayed): the default 120 s is set to
-# slurm_cred_expire here.
+# slurm_cred_expire here. Nothing schedules it when that wait ends but the main scheduling
+# loop, every sched_interval seconds (60 by default, a minute lost per requeue): 2 here.
 slurm_dir=""
 slurm_pids=()
 slurm_cred_expire=10
@@ -52,6 +53,7 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/builtin
+SchedulerParameters=sched_interval=2
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
