@@ -362,9 +362,9 @@ void stack_backward_rows(const BackwardTask& task, const QueryTile& tile) {
 
 // The gradients of one (query tile, key tile) pair, from the stacked rows in the scratch:
 // dk and dv (n x D) += this pair's part (when given), and this pair's dq part added to the
-// query rows' dq in dqkv (when `with_dq`). Every schedule calls it with the same shapes and
-// accumulates in the same order (dk, dv over query tiles upwards; dq over key tiles
-// upwards), so every schedule gives the same bits.
+// query rows' dq sums in the scratch (when `with_dq`). Every schedule calls it with the
+// same shapes and accumulates in the same order (dk, dv over query tiles upwards; dq over
+// key tiles upwards), so every schedule gives the same bits.
 void pair_gradients(const BackwardTask& task, const QueryTile& tile, const KeyRun& run, int64_t k0,
                     int64_t n, float* dk, float* dv, bool with_dq) {
   const QkvLayout& L = task.L;
@@ -389,15 +389,11 @@ void pair_gradients(const BackwardTask& task, const QueryTile& tile, const KeyRu
   score_gradients(dprobs, probs, delta, tile, k0, n, task.scale);
   if (dk != nullptr) tile_product({dk, D, dprobs, 1, n, q, D, n, D, rows, 1.0f, true});
   if (!with_dq) return;
-  float* dq = scratch.get(scratch.acc, rows * D);
+  float* dq = scratch.acc.data();
   causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
     tile_product({dq + r0 * D, D, dprobs + r0 * n, n, 1, run.keys + run.offset(k0), D, r1 - r0, D,
-                  keys, 1.0f, false});
+                  keys, 1.0f, true});
   });
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = task.dq_row(tile.query(r), tile.head(r));
-    for (int64_t i = 0; i < D; ++i) row[i] += dq[r * D + i];
-  }
 }
 
 int64_t key_tiles(int64_t T) {
@@ -420,10 +416,11 @@ KeyRun backward_keys(const BackwardTask& task, int64_t first, int64_t count) {
       nullptr};
 }
 
-// Sets the dq rows of the task's query heads in query tile i to zero.
-void clear_dq(const BackwardTask& task, const QueryTile& tile) {
+// Writes the tile's dq sums (rows x D, in the scratch) into the rows of dqkv.
+void write_dq(const BackwardTask& task, const QueryTile& tile, const float* dq) {
   for (int64_t r = 0; r < tile.rows(); ++r) {
-    std::memset(task.dq_row(tile.query(r), tile.head(r)), 0, sizeof(float) * task.L.D);
+    std::memcpy(task.dq_row(tile.query(r), tile.head(r)), dq + r * task.L.D,
+                sizeof(float) * task.L.D);
   }
 }
 
@@ -463,14 +460,16 @@ void query_tile_pairs(const BackwardTask& task, int64_t i, const KeyRun& run, fl
   static_assert(kQueryTile == kKeyTile, "pairs must have the same shapes in both schedules");
   const int64_t D = task.L.D;
   const QueryTile tile = task.tile(i);
-  clear_dq(task, tile);
   stack_backward_rows(task, tile);
+  float* dq = scratch.get(scratch.acc, tile.rows() * D);
+  std::fill(dq, dq + tile.rows() * D, 0.0f);
   const int64_t last_query = tile.first + tile.count - 1;
   for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kKeyTile); k0 <= last_query;
        k0 += kKeyTile) {
     pair_gradients(task, tile, run, k0, std::min(kKeyTile, last_query + 1 - k0),
                    dk ? dk + k0 * D : nullptr, dv ? dv + k0 * D : nullptr, true);
   }
+  write_dq(task, tile, dq);
 }
 
 // Every pair of one task, query tiles outermost, so that each query tile's rows are stacked
