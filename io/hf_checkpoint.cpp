@@ -43,12 +43,14 @@ bool is_weights_file(const std::string& name) {
   return true;
 }
 
-// Whether `name` is the temporary file of an interrupted save's shard or index
-// (".model*.safetensors.partial", AtomicFile's names).
+// Whether `name` is the temporary file of an interrupted save's weights
+// (".model*.safetensors.partial") or index (".model.safetensors.index.json.partial"):
+// AtomicFile's names.
 bool is_partial_weights_file(const std::string& name) {
   const std::string_view prefix = ".model", suffix = ".safetensors.partial";
-  return name.size() >= prefix.size() + suffix.size() && starts_with(name, prefix) &&
-         ends_with(name, suffix);
+  return name == "." + std::string(kIndexName) + ".partial" ||
+         (name.size() >= prefix.size() + suffix.size() && starts_with(name, prefix) &&
+          ends_with(name, suffix));
 }
 
 // Removes the files of `dir` for which `matches(name)` holds and that are not in `keep`.

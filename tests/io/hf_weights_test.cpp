@@ -264,7 +264,8 @@ TEST_CASE("a save removes the weight files an earlier save left there, and nothi
                                            "xmodel-00001-of-00002.safetensors"};
   for (const std::string& name : others) dir.write(name, "kept");
   dir.write(".model-00002-of-00009.safetensors.partial", "interrupted");
-  // One file now: the shards, the index and the partial file go; the others stay.
+  dir.write(".model.safetensors.index.json.partial", "interrupted");
+  // One file now: the shards, the index and the partial files go; the others stay.
   io::write_hf_model_dir(dir.path().string(), config, units, random_values(units, 2), 1 << 30);
   std::vector<std::string> weights, left;
   for (const auto& [name, bytes] : contents(dir)) {
