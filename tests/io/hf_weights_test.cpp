@@ -259,9 +259,9 @@ TEST_CASE("a save removes the weight files an earlier save left there, and nothi
   TempDir dir;
   // 64 KiB shards: an index and many model-NNNNN-of-NNNNN.safetensors files.
   io::write_hf_model_dir(dir.path().string(), config, units, random_values(units, 1), 64 * 1024);
-  const std::vector<std::string> others = {"notes.txt", "model-1-of-2.safetensors",
-                                           "model-00001-of-00002.safetensors.bak",
-                                           "xmodel-00001-of-00002.safetensors"};
+  const std::vector<std::string> others = {
+      "notes.txt", "model-1-of-2.safetensors", "model-00001-of-00002.safetensors.bak",
+      "xmodel-00001-of-00002.safetensors", ".notes.txt.partial"};
   for (const std::string& name : others) dir.write(name, "kept");
   dir.write(".model-00002-of-00009.safetensors.partial", "interrupted");
   dir.write(".model.safetensors.index.json.partial", "interrupted");
