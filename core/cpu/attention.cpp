@@ -171,6 +171,27 @@ void causal_rows(const QueryTile& tile, int64_t k0, int64_t n, Product product) 
   }
 }
 
+// Runs product(c0, c1, r0, r1) for a product that takes keys k0 + c0 .. k0 + c1 - 1 as
+// its output rows and the tile's stacked rows r0 .. r1 - 1 as its depth (dv += probs^T
+// dout, dk += dscores^T q): once over all n keys and rows when every row sees every key,
+// else per kCausalRows keys and per head, over the head's rows that see any of those keys
+// (the causal mask makes the earlier rows' terms zero).
+template <typename Product>
+void causal_keys(const QueryTile& tile, int64_t k0, int64_t n, Product product) {
+  if (tile.visible_end(0, k0, n) == n) {
+    product(0, n, 0, tile.rows());
+    return;
+  }
+  for (int64_t c0 = 0; c0 < n; c0 += kCausalRows) {
+    const int64_t c1 = std::min(c0 + kCausalRows, n);
+    const int64_t unseen = std::clamp<int64_t>(k0 + c0 - tile.first, 0, tile.count);
+    if (unseen == tile.count) continue;
+    for (int64_t h = 0; h < tile.group; ++h) {
+      product(c0, c1, h * tile.count + unseen, (h + 1) * tile.count);
+    }
+  }
+}
+
 // row[c] = value(c) for the columns [begin, end) of n that a row sees, 0 for the rest;
 // without the mask's select when the row sees them all (about 3% of attention's time).
 template <typename Value>
@@ -391,13 +412,21 @@ void pair_gradients(const BackwardTask& task, const QueryTile& tile, const KeyRu
   });
   probabilities(probs, row_lse, tile, k0, n);
   // dv += probs^T dout and dk += dscores^T q: probs and dscores read transposed.
-  if (dv != nullptr) tile_product({dv, D, probs, 1, n, d, D, n, D, rows, 1.0f, true});
+  // The product of a transposed tile's rows c0 .. c1 - 1 (keys) over rows r0 .. r1 - 1 of
+  // the stacked `x` (queries), added to `out`'s key rows.
+  const auto add_key_rows = [&](float* out, const float* transposed, const float* x) {
+    causal_keys(tile, k0, n, [&](int64_t c0, int64_t c1, int64_t r0, int64_t r1) {
+      tile_product({out + c0 * D, D, transposed + r0 * n + c0, 1, n, x + r0 * D, D, c1 - c0, D,
+                    r1 - r0, 1.0f, true});
+    });
+  };
+  if (dv != nullptr) add_key_rows(dv, probs, d);
   causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
     product_with_keys(dprobs + r0 * n, n, d + r0 * D, run.value_panels, run, k0, r1 - r0, keys,
                       1.0f);
   });
   score_gradients(dprobs, probs, delta, tile, k0, n, task.scale);
-  if (dk != nullptr) tile_product({dk, D, dprobs, 1, n, q, D, n, D, rows, 1.0f, true});
+  if (dk != nullptr) add_key_rows(dk, dprobs, q);
   if (!with_dq) return;
   float* dq = scratch.acc.data();
   causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
