@@ -48,9 +48,8 @@ bool is_weights_file(const std::string& name) {
 // AtomicFile's names.
 bool is_partial_weights_file(const std::string& name) {
   const std::string_view prefix = ".model", suffix = ".safetensors.partial";
-  return name == "." + std::string(kIndexName) + ".partial" ||
-         (name.size() >= prefix.size() + suffix.size() && starts_with(name, prefix) &&
-          ends_with(name, suffix));
+  return name == partial_path(kIndexName) || (name.size() >= prefix.size() + suffix.size() &&
+                                              starts_with(name, prefix) && ends_with(name, suffix));
 }
 
 // Removes the files of `dir` for which `matches(name)` holds and that are not in `keep`.

@@ -393,11 +393,11 @@ void stack_backward_rows(const BackwardTask& task, const QueryTile& tile) {
 
 // The gradients of one (query tile, key tile) pair, from the stacked rows in the scratch:
 // dk and dv (n x D) += this pair's part (when given), and this pair's dq part added to the
-// query rows' dq sums in the scratch (when `with_dq`). Every schedule calls it with the
-// same shapes and accumulates in the same order (dk, dv over query tiles upwards; dq over
-// key tiles upwards), so every schedule gives the same bits.
+// query rows' dq sums (rows x D, when given). Every schedule calls it with the same shapes
+// and accumulates in the same order (dk, dv over query tiles upwards; dq over key tiles
+// upwards), so every schedule gives the same bits.
 void pair_gradients(const BackwardTask& task, const QueryTile& tile, const KeyRun& run, int64_t k0,
-                    int64_t n, float* dk, float* dv, bool with_dq) {
+                    int64_t n, float* dk, float* dv, float* dq) {
   const QkvLayout& L = task.L;
   const int64_t D = L.D, rows = tile.rows();
   const float* q = scratch.q.data();
@@ -427,8 +427,7 @@ void pair_gradients(const BackwardTask& task, const QueryTile& tile, const KeyRu
   });
   score_gradients(dprobs, probs, delta, tile, k0, n, task.scale);
   if (dk != nullptr) add_key_rows(dk, dprobs, q);
-  if (!with_dq) return;
-  float* dq = scratch.acc.data();
+  if (dq == nullptr) return;
   causal_rows(tile, k0, n, [&](int64_t r0, int64_t r1, int64_t keys) {
     tile_product({dq + r0 * D, D, dprobs + r0 * n, n, 1, run.keys + run.offset(k0), D, r1 - r0, D,
                   keys, 1.0f, true});
@@ -484,7 +483,7 @@ void key_tile(const BackwardTask& task, int64_t j) {
     const QueryTile tile = task.tile(i);
     if (tile.first_visible_key() >= k0 + n) break;  // later tiles start later samples
     stack_backward_rows(task, tile);
-    pair_gradients(task, tile, run, k0, n, dk.data(), dv, false);
+    pair_gradients(task, tile, run, k0, n, dk.data(), dv, nullptr);
   }
   write_key_grads(task, k0, n, dk.data(), dv);
 }
@@ -506,7 +505,7 @@ void query_tile_pairs(const BackwardTask& task, int64_t i, const KeyRun& run, fl
   for (int64_t k0 = first_key_tile_start(tile.first_visible_key(), kKeyTile); k0 <= last_query;
        k0 += kKeyTile) {
     pair_gradients(task, tile, run, k0, std::min(kKeyTile, last_query + 1 - k0),
-                   dk ? dk + k0 * D : nullptr, dv ? dv + k0 * D : nullptr, true);
+                   dk ? dk + k0 * D : nullptr, dv ? dv + k0 * D : nullptr, dq);
   }
   write_dq(task, tile, dq);
 }
