@@ -130,6 +130,7 @@ StepFloor measure_step_floor(const ModelConfig& config, int batch, int seq) {
     const double as_met = static_cast<double>(calls) * (weight_in_cache ? warm : cold);
     floor.products_s += as_met;
     floor.products_warm_s += static_cast<double>(calls) * warm;
+    floor.products_flops += 2.0 * static_cast<double>(calls) * M * N * K;
     floor.sgemm_flops += as_met * sgemm_gflops(1024) * 1e9;
   }
   floor.optimizer_s = adamw_seconds(parameter_count(config), evictor.floats());

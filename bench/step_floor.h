@@ -18,6 +18,7 @@ struct StepFloor {
   double products_s = 0;       // the products as a step meets them (see above)
   double products_warm_s = 0;  // the same products with every operand in cache
   double optimizer_s = 0;      // AdamW over every parameter
+  double products_flops = 0;   // the products' FLOPs (2 M N K each)
   // The FLOPs sgemm (host_matrix.h) does in the floor's time, each part's time at the rate
   // measured right after it (a shared machine's speed drifts within seconds): the model
   // FLOPs of a step over this are the highest MFU the floor allows.

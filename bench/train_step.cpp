@@ -6,7 +6,9 @@
 // GPT2LMHeadModel or LlamaForCausalLM + torch.optim.AdamW, bench/torch_train_step.py) as a
 // time ratio. Then the step's floor (bench/step_floor.h): its products (weights from
 // memory where a step cannot keep them in cache) plus AdamW's pass, and the MFU that
-// floor allows, which no faster kernel for the rest of the step's work can pass.
+// floor allows, which no faster kernel for the rest of the step's work can pass. Last, the
+// CPU's FMA peak (bench/fma_peak.h) and the share of it the floor's products reach: what a
+// faster BLAS could still win.
 //
 // --model takes a preset or a config.json (bench/configs/llama_gqa_125m.json: a LLaMA of
 // gpt2's size with grouped-query attention, 12 heads over 4 key/value heads).
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "bench/bench_args.h"
+#include "bench/fma_peak.h"
 #include "bench/host_matrix.h"
 #include "bench/step_floor.h"
 #include "core/backend_registry.h"
@@ -127,6 +130,12 @@ int run(int argc, char** argv) {
       "them; %.1f all in cache) + AdamW %.1f | MFU at most %.1f%% of sgemm\n",
       floor.total_s() * 1e3, floor.products_s * 1e3, floor.products_warm_s * 1e3,
       floor.optimizer_s * 1e3, 100.0 * flops_per_token * B * T / floor.sgemm_flops);
+  const double peak = bench::fma_peak_gflops() * 1e9;
+  std::printf(
+      "cpu fma peak:    %8.1f GFLOP/s (%s threads, vectors of %d floats on registers) | the "
+      "floor's products run at %.1f%% of it (%.1f ms at it)\n",
+      peak * 1e-9, args.at("threads").c_str(), bench::fma_vector_floats(),
+      100.0 * floor.products_flops / floor.products_s / peak, floor.products_flops / peak * 1e3);
   return 0;
 }
 
