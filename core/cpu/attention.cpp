@@ -192,15 +192,14 @@ void causal_keys(const QueryTile& tile, int64_t k0, int64_t n, Product product) 
   }
 }
 
-// row[c] = value(c) for the columns [begin, end) of n that a row sees, 0 for the rest;
-// without the mask's select when the row sees them all (about 3% of attention's time).
+// row[c] = value(c) for the columns [begin, end) of n that a row sees, 0 for the rest:
+// value is computed only where seen, and without a mask's select (a select over all n
+// columns took about half of the forward's exp time, its diagonal tiles' rows).
 template <typename Value>
 inline void visible_columns(float* row, int64_t begin, int64_t end, int64_t n, Value value) {
-  if (begin == 0 && end == n) {
-    for (int64_t c = 0; c < n; ++c) row[c] = value(c);
-    return;
-  }
-  for (int64_t c = 0; c < n; ++c) row[c] = c >= begin && c < end ? value(c) : 0.0f;
+  std::fill(row, row + begin, 0.0f);
+  for (int64_t c = begin; c < end; ++c) row[c] = value(c);
+  std::fill(row + end, row + n, 0.0f);
 }
 
 // Scores into probabilities in place, exp(score - lse) for the tile's rows (0 where masked),
