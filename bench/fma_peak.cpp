@@ -29,10 +29,9 @@ volatile float sink = 0.0f;
 void fma_chains() {
   const Vec m = Vec{} + multiplier, a = Vec{} + addend;
   Vec acc[kChains];
-#pragma GCC unroll 12
   for (int c = 0; c < kChains; ++c) acc[c] = Vec{} + static_cast<float>(c);
   for (int64_t i = 0; i < kIterations; ++i) {
-#pragma GCC unroll 12
+#pragma GCC unroll kChains
     for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * m + a;
   }
   float total = 0.0f;
