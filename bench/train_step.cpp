@@ -133,7 +133,7 @@ int run(int argc, char** argv) {
   const double peak = bench::fma_peak_gflops() * 1e9;
   std::printf(
       "cpu fma peak:    %8.1f GFLOP/s (%s threads, vectors of %d floats on registers) | the "
-      "floor's products run at %.1f%% of it (%.1f ms at it)\n",
+      "floor's products run at %.1f%% of it (at the peak they would take %.1f ms)\n",
       peak * 1e-9, args.at("threads").c_str(), bench::fma_vector_floats(),
       100.0 * floor.products_flops / floor.products_s / peak, floor.products_flops / peak * 1e3);
   return 0;
