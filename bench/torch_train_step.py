@@ -4,13 +4,16 @@
 Builds a float32 GPT2LMHeadModel (dropouts 0) or LlamaForCausalLM (SDPA attention) of
 the given shape, and times full training steps on random tokens: zero_grad, forward,
 mean cross-entropy of the logits against explicit targets, backward,
-torch.optim.AdamW step. Prints one JSON line: {"ms_per_step", "ms_min",
-"tokens_per_s", "torch_version", "threads"}.
+torch.optim.AdamW step. After each timed step it also times PyTorch's own 1024^3
+product (best of 3), as llmft's benchmark times OpenBLAS's, so that the two sides' GEMM
+rates can be set side by side. Prints one JSON line: {"ms_per_step", "ms_min",
+"tokens_per_s", "sgemm_gflops" (the median of those rates), "torch_version", "threads"}.
 """
 
 import argparse
 import json
 import os
+import statistics
 import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -81,17 +84,31 @@ def train_step(model, optimizer, inputs, targets):
     optimizer.step()
 
 
+def sgemm_gflops(n=1024):
+    """PyTorch's rate for an n^3 fp32 product A B^T, best of 3 after one untimed run."""
+    a, b = torch.full((n, n), 0.5), torch.full((n, n), 0.25)
+    torch.mm(a, b.t())
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        torch.mm(a, b.t())
+        best = min(best, time.perf_counter() - start)
+    return 2.0 * n ** 3 / best * 1e-9
+
+
 def time_steps(args, model, optimizer):
-    """Milliseconds for each timed step, after the warmup steps."""
+    """Milliseconds for each timed step, after the warmup steps, and the product rate
+    measured right after each."""
     generator = torch.Generator().manual_seed(args.seed)
-    times_ms = []
+    times_ms, rates = [], []
     for step in range(args.warmup + args.steps):
         inputs, targets = random_batch(args, generator)
         start = time.perf_counter()
         train_step(model, optimizer, inputs, targets)
         if step >= args.warmup:
             times_ms.append(1e3 * (time.perf_counter() - start))
-    return times_ms
+            rates.append(sgemm_gflops())
+    return times_ms, rates
 
 
 def main():
@@ -101,12 +118,13 @@ def main():
     torch.manual_seed(args.seed)
     model = build_model(args)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
-    times_ms = time_steps(args, model, optimizer)
+    times_ms, rates = time_steps(args, model, optimizer)
     ms_per_step = sum(times_ms) / len(times_ms)
     print(json.dumps({
         "ms_per_step": ms_per_step,
         "ms_min": min(times_ms),
         "tokens_per_s": args.batch * args.seq / (ms_per_step / 1e3),
+        "sgemm_gflops": statistics.median(rates),
         "torch_version": torch.__version__,
         "threads": torch.get_num_threads(),
     }))

@@ -4,11 +4,12 @@
 // is the median of the step-by-step ratios, so that a shared machine's drift in speed
 // during the run cancels), and optionally the same step in PyTorch (transformers'
 // GPT2LMHeadModel or LlamaForCausalLM + torch.optim.AdamW, bench/torch_train_step.py) as a
-// time ratio. Then the step's floor (bench/step_floor.h): its products (weights from
-// memory where a step cannot keep them in cache) plus AdamW's pass, and the MFU that
-// floor allows, which no faster kernel for the rest of the step's work can pass. Last, the
-// CPU's FMA peak (bench/fma_peak.h) and the share of it the floor's products reach: what a
-// faster BLAS could still win.
+// time ratio, with PyTorch's own 1024^3 product rate beside OpenBLAS's. Then the step's
+// floor (bench/step_floor.h): its products (weights from memory where a step cannot keep
+// them in cache) plus AdamW's pass, and the MFU and the PyTorch ratio that floor allows,
+// which no faster kernel for the rest of the step's work can pass. Last, the CPU's FMA
+// peak (bench/fma_peak.h) and the share of it the floor's products reach: what a faster
+// BLAS could still win, and the PyTorch ratio of the floor with its products at the peak.
 //
 // --model takes a preset or a config.json (bench/configs/llama_gqa_125m.json: a LLaMA of
 // gpt2's size with grouped-query attention, 12 heads over 4 key/value heads).
@@ -47,7 +48,14 @@ double median(std::vector<double> values) {
   return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
 }
 
-double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
+// The PyTorch peer's mean step and its own 1024^3 product rate (the median of those taken
+// right after each step).
+struct PeerStep {
+  double ms = 0;
+  double sgemm_gflops = 0;
+};
+
+PeerStep torch_step(const bench::Args& args, const ModelConfig& c) {
   std::string cmd =
       args.at("python") + " " + args.at("peer-script") + " --family " + family_name(c.family) +
       " --n-kv-head " + std::to_string(c.n_kv_head) + " --intermediate " +
@@ -58,7 +66,8 @@ double torch_ms_per_step(const bench::Args& args, const ModelConfig& c) {
       std::to_string(c.max_seq_len) + " --batch " + args.at("batch") + " --seq " + args.at("seq") +
       " --steps " + args.at("steps") + " --warmup " + args.at("warmup") + " --threads " +
       args.at("threads");
-  return bench::run_peer(cmd).at("ms_per_step").as_number();
+  const io::Json peer = bench::run_peer(cmd);
+  return {peer.at("ms_per_step").as_number(), peer.at("sgemm_gflops").as_number()};
 }
 
 int run(int argc, char** argv) {
@@ -119,23 +128,35 @@ int run(int argc, char** argv) {
               throughput.model_flops_per_s * 1e-9);
   std::printf("openblas sgemm:  %8.1f GFLOP/s (1024^3, median) | llmft step's MFU %.1f%% of it\n",
               blas, 100.0 * median(mfus));
+  PeerStep torch;
   if (!args.at("python").empty()) {
-    const double torch_ms = torch_ms_per_step(args, config);
-    std::printf("pytorch step:    %8.1f ms | %s\n", torch_ms,
-                bench::peer_ratio(torch_ms, mean * 1e3).c_str());
+    torch = torch_step(args, config);
+    std::printf("pytorch step:    %8.1f ms | %s | its own 1024^3 product %.1f GFLOP/s (median)\n",
+                torch.ms, bench::peer_ratio(torch.ms, mean * 1e3).c_str(), torch.sgemm_gflops);
   }
+  // "; 1.80x PyTorch": the PyTorch ratio of a step that took `ms`, where the peer ran.
+  auto torch_bound = [&](double ms) {
+    char text[48] = "";
+    if (torch.ms > 0) std::snprintf(text, sizeof text, "; %.2fx PyTorch", torch.ms / ms);
+    return std::string(text);
+  };
   const bench::StepFloor floor = bench::measure_step_floor(config, B, T);
   std::printf(
       "step floor:      %8.1f ms = products %.1f (weights from memory where a step cannot keep "
-      "them; %.1f all in cache) + AdamW %.1f | MFU at most %.1f%% of sgemm\n",
+      "them; %.1f all in cache) + AdamW %.1f | at most: MFU %.1f%% of sgemm%s\n",
       floor.total_s() * 1e3, floor.products_s * 1e3, floor.products_warm_s * 1e3,
-      floor.optimizer_s * 1e3, 100.0 * flops_per_token * B * T / floor.sgemm_flops);
+      floor.optimizer_s * 1e3, 100.0 * flops_per_token * B * T / floor.sgemm_flops,
+      torch_bound(floor.total_s() * 1e3).c_str());
   const double peak = bench::fma_peak_gflops() * 1e9;
+  const double products_at_peak_s = floor.products_flops / peak;
   std::printf(
       "cpu fma peak:    %8.1f GFLOP/s (%s threads, vectors of %d floats on registers) | the "
-      "floor's products run at %.1f%% of it (at the peak they would take %.1f ms)\n",
+      "floor's products run at %.1f%% of it (at the peak they would take %.1f ms, the floor "
+      "%.1f%s)\n",
       peak * 1e-9, args.at("threads").c_str(), bench::fma_vector_floats(),
-      100.0 * floor.products_flops / floor.products_s / peak, floor.products_flops / peak * 1e3);
+      100.0 * floor.products_flops / floor.products_s / peak, products_at_peak_s * 1e3,
+      (products_at_peak_s + floor.optimizer_s) * 1e3,
+      torch_bound((products_at_peak_s + floor.optimizer_s) * 1e3).c_str());
   return 0;
 }
 
