@@ -149,14 +149,14 @@ int run(int argc, char** argv) {
       torch_bound(floor.total_s() * 1e3).c_str());
   const double peak = bench::fma_peak_gflops() * 1e9;
   const double products_at_peak_s = floor.products_flops / peak;
+  const double floor_at_peak_ms = (products_at_peak_s + floor.optimizer_s) * 1e3;
   std::printf(
       "cpu fma peak:    %8.1f GFLOP/s (%s threads, vectors of %d floats on registers) | the "
       "floor's products run at %.1f%% of it (at the peak they would take %.1f ms, the floor "
       "%.1f%s)\n",
       peak * 1e-9, args.at("threads").c_str(), bench::fma_vector_floats(),
       100.0 * floor.products_flops / floor.products_s / peak, products_at_peak_s * 1e3,
-      (products_at_peak_s + floor.optimizer_s) * 1e3,
-      torch_bound((products_at_peak_s + floor.optimizer_s) * 1e3).c_str());
+      floor_at_peak_ms, torch_bound(floor_at_peak_ms).c_str());
   return 0;
 }
 
